@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Thin wrapper: the module through Kbuild, user space through the build.mk
+# fragment of each directory. `make check` runs every test; `make demo` the
+# main job. V=1 shows the commands.
+
+KVER_RUNNING := $(shell uname -r)
+# The running kernel's build tree, else the newest Debian 6.1 headers.
+KDIR ?= $(firstword $(wildcard /lib/modules/$(KVER_RUNNING)/build) \
+	$(lastword $(sort $(wildcard /usr/src/linux-headers-6.1.*-amd64))))
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+
+B := build
+CC ?= cc
+WERROR ?= -Werror
+CFLAGS ?= -O2 -g
+USER_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR) -D_GNU_SOURCE \
+	-I$(CURDIR)/kmod/uapi -I$(CURDIR)/kmod -I$(CURDIR)/libgpusched $(CFLAGS)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+MAKEFLAGS += --no-print-directory
+endif
+
+# Fragments add to these.
+USER_TARGETS :=
+CHECK_TARGETS :=
+INSTALL_TARGETS :=
+
+.PHONY: all module user check demo install style clean deps
+all: module user
+
+module:
+	$(Q)test -n "$(KDIR)" || { echo "no kernel build tree: install linux-headers-amd64 or set KDIR" >&2; exit 1; }
+	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+include libgpusched/build.mk
+include daemon/build.mk
+include kernels/build.mk
+include tests/build.mk
+
+user: $(USER_TARGETS)
+
+install: $(INSTALL_TARGETS)
+
+style:
+	$(Q)tests/tools/checkpatch.sh
+
+clean:
+	$(Q)test -z "$(KDIR)" || $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	$(Q)rm -rf $(B)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Internal interfaces between the files of gpusched.ko. */
+#ifndef GS_INTERNAL_H
+#define GS_INTERNAL_H
+
+#include <linux/hrtimer.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/gpusched.h>
+#include "policy.h"
+
+/* One GPU's token. Created on the first attach of its UUID; lives until
+ * the module is unloaded, so that sysfs paths and knobs stay put while the
+ * GPU's processes come and go.
+ */
+struct gs_gpu {
+	struct kobject kobj;		/* /sys/kernel/gpusched/gpu<index> */
+	struct list_head node;		/* on gs_gpus, under gs_gpus_lock */
+	u8 uuid[GPUSCHED_UUID_LEN];
+	unsigned int index;
+	/*
+	 * Protects pol, every attached client's pol and status page, and the
+	 * arming of timer. Taken from process context and from the timer's
+	 * softirq, so always with _bh. Never sleep under it.
+	 */
+	spinlock_t lock;
+	struct gs_pol_dev pol;
+	struct hrtimer timer;		/* fires at gs_pol_next_event() */
+};
+
+/* One open file of /dev/gpusched. */
+struct gs_client {
+	/* Serialises ATTACH; gpu is published once with release semantics. */
+	struct mutex attach_lock;
+	struct gs_gpu *gpu;
+	struct gs_pol_client pol;	/* under gpu->lock */
+	struct gpusched_status *page;	/* status page; written under gpu->lock */
+	wait_queue_head_t wq;		/* woken when granted */
+	u64 grant_gen;			/* under gpu->lock */
+	struct pid *pid;		/* opener, for sysfs and logs */
+};
+
+struct gs_defaults {
+	unsigned int max_gpus;
+	struct gs_pol_params params;
+};
+
+extern struct gs_defaults gs_defaults;
+
+/* token.c */
+int gs_client_init(struct gs_client *c);
+void gs_client_exit(struct gs_client *c);
+int gs_client_attach(struct gs_client *c, const u8 *uuid);
+int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
+		      bool yield);
+int gs_client_release(struct gs_client *c);
+int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p);
+int gs_client_info(struct gs_client *c, struct gpusched_client_info *info);
+struct gs_gpu *gs_client_gpu(struct gs_client *c);
+int gs_gpu_set_params(struct gs_gpu *gpu, const struct gs_pol_params *p);
+void gs_gpus_exit(void);
+
+/* sysfs.c */
+int gs_sysfs_init(void);
+void gs_sysfs_exit(void);
+int gs_sysfs_add_gpu(struct gs_gpu *gpu);
+
+/* chardev.c */
+int gs_chardev_init(umode_t mode);
+void gs_chardev_exit(void);
+
+#endif /* GS_INTERNAL_H */

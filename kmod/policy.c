@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Weighted fair share of one GPU token on virtual time, with three classes
+ * and optional caps. See policy.h for the calling rules and
+ * Documentation/design.md for the policy and its invariants.
+ */
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#include <linux/math64.h>
+#define gs_div64(a, b)	div64_u64((a), (b))
+#else
+#include <errno.h>
+#define gs_div64(a, b)	((a) / (b))
+#endif
+#include <linux/gpusched.h>
+#include "policy.h"
+
+/* Priority ranks, best first. A batch waiter that starved is served next. */
+enum {
+	GS_RANK_STARVED,
+	GS_RANK_LATENCY,
+	GS_RANK_NORMAL,
+	GS_RANK_BATCH,
+};
+
+#define NSEC_PER_USEC_	1000ULL
+/* Bounds durations before they are scaled, so no product overflows. */
+#define GS_MAX_SPAN	(1ULL << 40)	/* about 18 minutes */
+
+static void link_init(struct gs_pol_link *h)
+{
+	h->next = h;
+	h->prev = h;
+}
+
+static void link_add_tail(struct gs_pol_link *n, struct gs_pol_link *h)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static void link_del(struct gs_pol_link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	link_init(n);
+}
+
+#define wnode_client(l) \
+	((struct gs_pol_client *)((char *)(l) - offsetof(struct gs_pol_client, wnode)))
+
+static u64 min_u64(u64 a, u64 b)
+{
+	return a < b ? a : b;
+}
+
+static u64 max_u64(u64 a, u64 b)
+{
+	return a > b ? a : b;
+}
+
+static u64 clamp_span(u64 t)
+{
+	return min_u64(t, GS_MAX_SPAN);
+}
+
+void gs_pol_default_params(struct gs_pol_params *p)
+{
+	p->slice_ns = 10000 * NSEC_PER_USEC_;
+	p->grace_ns = 100000 * NSEC_PER_USEC_;
+	p->min_grant_ns = 500 * NSEC_PER_USEC_;
+	p->starve_ns = 1000000 * NSEC_PER_USEC_;
+	p->window_ns = 100000 * NSEC_PER_USEC_;
+	p->latency_pct = 50;
+}
+
+int gs_pol_check_params(const struct gs_pol_params *p)
+{
+	if (p->slice_ns < 100 * NSEC_PER_USEC_ ||
+	    p->slice_ns > 10000000 * NSEC_PER_USEC_)
+		return -EINVAL;
+	if (p->grace_ns < 1000 * NSEC_PER_USEC_ ||
+	    p->grace_ns > 10000000 * NSEC_PER_USEC_)
+		return -EINVAL;
+	if (p->min_grant_ns < 10 * NSEC_PER_USEC_ ||
+	    p->min_grant_ns > 1000000 * NSEC_PER_USEC_)
+		return -EINVAL;
+	if (p->starve_ns < 1000 * NSEC_PER_USEC_ ||
+	    p->starve_ns > 60000000 * NSEC_PER_USEC_)
+		return -EINVAL;
+	if (p->window_ns < 1000 * NSEC_PER_USEC_ ||
+	    p->window_ns > 10000000 * NSEC_PER_USEC_)
+		return -EINVAL;
+	if (p->latency_pct > 90)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Buckets: credit earns pct x elapsed and spends 100 x held, both in ns x 100,
+ * and never exceeds pct x window. Credit may go negative (a grant is never
+ * shorter than min_grant_ns, and a holder may overrun): the debt is repaid
+ * before the bucket allows more, so the long-run rate still holds.
+ */
+static s64 bucket_peek(const struct gs_pol_bucket *b, u32 pct, u64 window,
+		       u64 now)
+{
+	s64 max = (s64)pct * (s64)window;
+	s64 credit = b->credit;
+
+	if (now > b->stamp)
+		credit += (s64)pct * (s64)clamp_span(now - b->stamp);
+	return credit < max ? credit : max;
+}
+
+static void bucket_refill(struct gs_pol_bucket *b, u32 pct,
+			  u64 window, u64 now)
+{
+	b->credit = bucket_peek(b, pct, window, now);
+	b->stamp = max_u64(b->stamp, now);
+}
+
+static void bucket_fill(struct gs_pol_bucket *b, u32 pct,
+			u64 window, u64 now)
+{
+	b->credit = (s64)pct * (s64)window;
+	b->stamp = now;
+}
+
+/* How long a holder can run from @credit before the bucket is empty. */
+static u64 bucket_runway(s64 credit, u32 pct, u64 min_ns)
+{
+	u64 t = credit > 0 ? gs_div64((u64)credit, 100 - pct) : 0;
+
+	return clamp_span(max_u64(t, min_ns));
+}
+
+/* When an empty bucket will hold credit again. */
+static u64 bucket_refilled_at(s64 credit, u32 pct, u64 now)
+{
+	if (credit > 0)
+		return now;
+	return now + gs_div64((u64)(-credit), pct) + 1;
+}
+
+static bool capped(const struct gs_pol_client *c)
+{
+	return c->cap_pct != GPUSCHED_CAP_NONE && c->cap_pct < 100;
+}
+
+static bool latency_budget(const struct gs_pol_dev *d, u64 now)
+{
+	return d->p.latency_pct &&
+	       bucket_peek(&d->latency, d->p.latency_pct, d->p.window_ns, now) > 0;
+}
+
+static u32 rank_of(const struct gs_pol_dev *d, const struct gs_pol_client *c,
+		   u64 now)
+{
+	switch (c->class) {
+	case GPUSCHED_CLASS_LATENCY:
+		return latency_budget(d, now) ? GS_RANK_LATENCY : GS_RANK_NORMAL;
+	case GPUSCHED_CLASS_BATCH:
+		if (c->state == GS_POL_WAITING &&
+		    now - c->wait_start >= d->p.starve_ns)
+			return GS_RANK_STARVED;
+		return GS_RANK_BATCH;
+	default:
+		return GS_RANK_NORMAL;
+	}
+}
+
+static bool eligible(const struct gs_pol_dev *d, const struct gs_pol_client *c,
+		     u64 now)
+{
+	return !capped(c) ||
+	       bucket_peek(&c->cap, c->cap_pct, d->p.window_ns, now) > 0;
+}
+
+/* Is @a to be served before @b, both of rank @r? */
+static bool before(const struct gs_pol_client *a, const struct gs_pol_client *b,
+		   u32 r)
+{
+	if (r != GS_RANK_STARVED && a->vtime != b->vtime)
+		return a->vtime < b->vtime;
+	if (a->wait_start != b->wait_start)
+		return a->wait_start < b->wait_start;
+	return a->seq < b->seq;
+}
+
+/* The waiter to serve next, or NULL when none is eligible. */
+static struct gs_pol_client *pick(const struct gs_pol_dev *d, u64 now,
+				  u32 *rank)
+{
+	struct gs_pol_client *best = NULL;
+	u32 best_rank = GS_RANK_BATCH + 1;
+	const struct gs_pol_link *l;
+
+	for (l = d->waiting.next; l != &d->waiting; l = l->next) {
+		struct gs_pol_client *c = wnode_client(l);
+		u32 r;
+
+		if (!eligible(d, c, now))
+			continue;
+		r = rank_of(d, c, now);
+		if (r < best_rank || (r == best_rank && before(c, best, r))) {
+			best = c;
+			best_rank = r;
+		}
+	}
+	if (rank)
+		*rank = best_rank;
+	return best;
+}
+
+/* Virtual time of @c, counting the running grant. */
+static u64 vtime_now(const struct gs_pol_client *c, u64 now)
+{
+	u64 v = c->vtime;
+
+	if (c->state == GS_POL_HOLDING)
+		v += gs_div64(clamp_span(now - c->grant_start) *
+			      GPUSCHED_WEIGHT_DEFAULT, c->weight);
+	return v;
+}
+
+/*
+ * The floor of virtual time: the least virtual time of the active clients,
+ * and it never falls. A client that becomes active starts no lower, so
+ * idling banks no credit.
+ */
+static u64 raise_floor(struct gs_pol_dev *d, u64 now)
+{
+	const struct gs_pol_link *l;
+	u64 lo = GS_POL_NEVER;
+
+	if (d->holder)
+		lo = vtime_now(d->holder, now);
+	for (l = d->waiting.next; l != &d->waiting; l = l->next)
+		lo = min_u64(lo, wnode_client(l)->vtime);
+	if (lo != GS_POL_NEVER && lo > d->min_vtime)
+		d->min_vtime = lo;
+	return d->min_vtime;
+}
+
+static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
+		  u64 now, struct gs_pol_effects *fx)
+{
+	u64 waited = now - c->wait_start;
+
+	link_del(&c->wnode);
+	d->nr_waiting--;
+	c->state = GS_POL_HOLDING;
+	d->holder = c;
+	c->vtime = max_u64(c->vtime, d->min_vtime);
+	c->rank = rank;
+	c->grant_start = now;
+	c->yield_requested = false;
+	c->yield_at = 0;
+	c->revoked = false;
+	c->grants++;
+	d->grants++;
+	c->wait_ns_total += waited;
+	c->wait_ns_max = max_u64(c->wait_ns_max, waited);
+
+	c->slice_end = now + d->p.slice_ns;
+	c->hard_end = GS_POL_NEVER;
+	if (capped(c)) {
+		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
+		c->hard_end = now + bucket_runway(c->cap.credit, c->cap_pct,
+						  d->p.min_grant_ns);
+	}
+	if (rank == GS_RANK_LATENCY) {
+		bucket_refill(&d->latency, d->p.latency_pct, d->p.window_ns, now);
+		c->slice_end = min_u64(c->slice_end,
+				       now + bucket_runway(d->latency.credit,
+							   d->p.latency_pct,
+							   d->p.min_grant_ns));
+	}
+	fx->granted = c;
+}
+
+/* End the holder's grant and charge it: held time, virtual time, budgets. */
+static void charge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
+{
+	u64 held = clamp_span(now - c->grant_start);
+
+	c->held_ns += held;
+	d->held_ns += held;
+	c->vtime += gs_div64(held * GPUSCHED_WEIGHT_DEFAULT, c->weight);
+	if (capped(c)) {
+		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
+		c->cap.credit -= (s64)(held * 100);
+	}
+	if (c->rank == GS_RANK_LATENCY) {
+		bucket_refill(&d->latency, d->p.latency_pct, d->p.window_ns, now);
+		d->latency.credit -= (s64)(held * 100);
+	}
+	c->state = GS_POL_IDLE;
+	c->yield_requested = false;
+	d->holder = NULL;
+}
+
+/* The rank a holder competes at once its slice is over. */
+static u32 rank_after_slice(const struct gs_pol_client *c)
+{
+	u32 base = c->class == GPUSCHED_CLASS_BATCH ? GS_RANK_BATCH :
+						      GS_RANK_NORMAL;
+
+	return max_u64(c->rank, base);
+}
+
+/*
+ * Should holder @c be asked to yield now? A better-ranked waiter preempts at
+ * once; at the end of a slice, a waiter of the same rank takes over only if
+ * it is behind in virtual time, otherwise the holder starts a new slice.
+ */
+static bool should_yield(struct gs_pol_dev *d, struct gs_pol_client *c,
+			 u64 now)
+{
+	struct gs_pol_client *next;
+	u32 rank, after;
+
+	if (now >= c->hard_end)
+		return true;
+	next = pick(d, now, &rank);
+	if (!next)
+		return false;
+	if (rank < c->rank)
+		return true;
+	if (now < c->slice_end)
+		return false;
+	after = rank_after_slice(c);
+	if (rank < after || (rank == after && next->vtime <= vtime_now(c, now)))
+		return true;
+	c->slice_end = now + d->p.slice_ns;
+	return false;
+}
+
+/* Bring the token's state up to date at @now; every entry point ends here. */
+static void update(struct gs_pol_dev *d, u64 now,
+		   struct gs_pol_effects *fx)
+{
+	struct gs_pol_client *c = d->holder;
+	u32 rank;
+
+	if (c && c->yield_requested && now - c->yield_at >= d->p.grace_ns) {
+		charge(d, c, now);
+		c->revoked = true;
+		c->overruns++;
+		d->overruns++;
+		fx->revoked = c;
+	} else if (c && !c->yield_requested && should_yield(d, c, now)) {
+		c->yield_requested = true;
+		c->yield_at = now;
+		c->yields++;
+		fx->yield = c;
+	}
+	if (!d->holder) {
+		c = pick(d, now, &rank);
+		if (c)
+			grant(d, c, rank, now, fx);
+	}
+}
+
+void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
+		     u64 now)
+{
+	*d = (struct gs_pol_dev){ .p = *p };
+	link_init(&d->clients);
+	link_init(&d->waiting);
+	bucket_fill(&d->latency, p->latency_pct, p->window_ns, now);
+}
+
+int gs_pol_set_dev_params(struct gs_pol_dev *d, const struct gs_pol_params *p,
+			  u64 now, struct gs_pol_effects *fx)
+{
+	int err = gs_pol_check_params(p);
+
+	if (err)
+		return err;
+	bucket_refill(&d->latency, d->p.latency_pct, d->p.window_ns, now);
+	d->p = *p;
+	update(d, now, fx);
+	return 0;
+}
+
+void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 now)
+{
+	*c = (struct gs_pol_client){
+		.state = GS_POL_IDLE,
+		.weight = GPUSCHED_WEIGHT_DEFAULT,
+		.class = GPUSCHED_CLASS_NORMAL,
+		.vtime = d->min_vtime,
+		.seq = d->next_seq++,
+		.cap = { .stamp = now },
+	};
+	link_init(&c->wnode);
+	link_add_tail(&c->node, &d->clients);
+	d->nr_clients++;
+}
+
+void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 now, struct gs_pol_effects *fx)
+{
+	if (c->state == GS_POL_WAITING)
+		gs_pol_cancel_wait(d, c, now, fx);
+	else if (c->state == GS_POL_HOLDING)
+		gs_pol_release(d, c, now, fx);
+	link_del(&c->node);
+	d->nr_clients--;
+	/* The caller frees @c: it must not be reported as granted later. */
+	if (fx->yield == c)
+		fx->yield = NULL;
+	if (fx->revoked == c)
+		fx->revoked = NULL;
+	if (fx->released == c)
+		fx->released = NULL;
+}
+
+int gs_pol_check_client_params(u32 weight, u32 class,
+			       u32 cap_pct)
+{
+	if (weight < GPUSCHED_WEIGHT_MIN || weight > GPUSCHED_WEIGHT_MAX)
+		return -EINVAL;
+	if (class > GPUSCHED_CLASS_MAX)
+		return -EINVAL;
+	if (cap_pct > 100)
+		return -EINVAL;
+	return 0;
+}
+
+/* Does the change only lower @c's share (what anyone may do to itself)? */
+bool gs_pol_lowers(const struct gs_pol_client *c, u32 weight,
+		   u32 class, u32 cap_pct)
+{
+	u32 old_cap = capped(c) ? c->cap_pct : 100;
+	u32 new_cap = cap_pct == GPUSCHED_CAP_NONE ? 100 : cap_pct;
+
+	return weight <= c->weight && class >= c->class && new_cap <= old_cap;
+}
+
+int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
+			     u32 weight, u32 class, u32 cap_pct,
+			     u64 now, struct gs_pol_effects *fx)
+{
+	int err = gs_pol_check_client_params(weight, class, cap_pct);
+	bool was_capped = capped(c);
+
+	if (err)
+		return err;
+	if (was_capped)
+		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
+	c->weight = weight;
+	c->class = class;
+	c->cap_pct = cap_pct;
+	if (capped(c) && !was_capped)
+		bucket_fill(&c->cap, c->cap_pct, d->p.window_ns, now);
+	if (c->state == GS_POL_HOLDING) {
+		/* A lower class or a new cap applies to the running grant. */
+		u32 r = rank_of(d, c, now);
+
+		if (r > c->rank)
+			c->rank = r;
+		c->hard_end = GS_POL_NEVER;
+		if (capped(c)) {
+			u64 running = clamp_span(now - c->grant_start);
+
+			c->hard_end = now + bucket_runway(c->cap.credit -
+							  (s64)(running * 100),
+							  c->cap_pct,
+							  d->p.min_grant_ns);
+		}
+	}
+	update(d, now, fx);
+	return 0;
+}
+
+void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
+		 struct gs_pol_effects *fx)
+{
+	if (c->state != GS_POL_IDLE)
+		return;
+	c->state = GS_POL_WAITING;
+	c->wait_start = now;
+	c->vtime = max_u64(c->vtime, raise_floor(d, now));
+	link_add_tail(&c->wnode, &d->waiting);
+	d->nr_waiting++;
+	update(d, now, fx);
+}
+
+void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 now, struct gs_pol_effects *fx)
+{
+	if (c->state != GS_POL_WAITING)
+		return;
+	link_del(&c->wnode);
+	d->nr_waiting--;
+	c->state = GS_POL_IDLE;
+	update(d, now, fx);
+}
+
+int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
+		   u64 now, struct gs_pol_effects *fx)
+{
+	if (d->holder != c)
+		return -EPERM;
+	charge(d, c, now);
+	fx->released = c;
+	update(d, now, fx);
+	return 0;
+}
+
+void gs_pol_tick(struct gs_pol_dev *d, u64 now, struct gs_pol_effects *fx)
+{
+	update(d, now, fx);
+}
+
+/*
+ * The earliest time after @now at which update() could decide differently
+ * without any call in between, or GS_POL_NEVER. Callers arm a timer for it.
+ */
+u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
+{
+	const struct gs_pol_client *h = d->holder;
+	const struct gs_pol_link *l;
+	u64 t = GS_POL_NEVER;
+
+	if (h && h->yield_requested)
+		return max_u64(h->yield_at + d->p.grace_ns, now + 1);
+	if (h) {
+		t = h->hard_end;
+		if (d->nr_waiting && h->slice_end > now)
+			t = min_u64(t, h->slice_end);
+	}
+	for (l = d->waiting.next; l != &d->waiting; l = l->next) {
+		const struct gs_pol_client *c = wnode_client(l);
+
+		if (capped(c)) {
+			s64 cr = bucket_peek(&c->cap, c->cap_pct,
+						 d->p.window_ns, now);
+
+			if (cr <= 0)
+				t = min_u64(t, bucket_refilled_at(cr, c->cap_pct,
+								  now));
+		}
+		if (!h)
+			continue;
+		if (c->class == GPUSCHED_CLASS_BATCH &&
+		    now - c->wait_start < d->p.starve_ns)
+			t = min_u64(t, c->wait_start + d->p.starve_ns);
+		if (c->class == GPUSCHED_CLASS_LATENCY && d->p.latency_pct &&
+		    !latency_budget(d, now)) {
+			s64 cr = bucket_peek(&d->latency, d->p.latency_pct,
+						 d->p.window_ns, now);
+
+			t = min_u64(t, bucket_refilled_at(cr, d->p.latency_pct,
+							  now));
+		}
+	}
+	return t <= now ? now + 1 : t;
+}
+
+u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now)
+{
+	if (c->state == GS_POL_HOLDING)
+		return c->held_ns + (now - c->grant_start);
+	return c->held_ns;
+}

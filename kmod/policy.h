@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fair-share policy of one GPU token, in plain C.
+ *
+ * The module, the user-space arbiter and the host unit tests compile the
+ * same policy.c: it has no kernel dependency, reads no clock (the caller
+ * passes "now", CLOCK_MONOTONIC nanoseconds, which never goes backwards)
+ * and never allocates. The caller serialises every call on one device with
+ * its own lock. Documentation/design.md explains the policy and lists its
+ * invariants.
+ */
+#ifndef GS_POLICY_H
+#define GS_POLICY_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+typedef uint64_t u64;
+typedef int64_t s64;
+typedef uint32_t u32;
+#endif
+
+#define GS_POL_NEVER	(~(u64)0)
+
+struct gs_pol_link {
+	struct gs_pol_link *next, *prev;
+};
+
+enum gs_pol_state {
+	GS_POL_IDLE,
+	GS_POL_WAITING,
+	GS_POL_HOLDING,
+};
+
+/* A rate limit with a burst: earns pct% of wall time, spends 100%. */
+struct gs_pol_bucket {
+	s64 credit;			/* in ns x 100 */
+	u64 stamp;
+};
+
+struct gs_pol_params {
+	u64 slice_ns;	/* a holder keeps the token this long if others wait */
+	u64 grace_ns;	/* a holder asked to yield must release within this */
+	u64 min_grant_ns;	/* caps and budgets never cut a grant shorter */
+	u64 starve_ns;	/* a batch waiter waiting this long is served next */
+	u64 window_ns;	/* burst allowed by caps and the latency budget */
+	u32 latency_pct;	/* token time the latency class may take at priority */
+};
+
+struct gs_pol_client {
+	struct gs_pol_link node;	/* on gs_pol_dev.clients */
+	struct gs_pol_link wnode;	/* on gs_pol_dev.waiting while waiting */
+	enum gs_pol_state state;
+	u32 weight;
+	u32 class;			/* enum gpusched_class */
+	u32 cap_pct;		/* 0: none */
+	u32 rank;			/* priority it was granted at */
+	u64 vtime;			/* held time x default weight / weight */
+	u64 seq;			/* order of arrival, breaks ties */
+	struct gs_pol_bucket cap;
+	/* while waiting */
+	u64 wait_start;
+	/* while holding */
+	u64 grant_start;
+	u64 slice_end;		/* yield from here on if someone waits */
+	u64 hard_end;		/* yield from here on regardless (cap) */
+	u64 yield_at;		/* when asked to yield */
+	bool yield_requested;
+	bool revoked;			/* the last grant ended by revocation */
+	/* accounting */
+	u64 held_ns;
+	u64 grants;
+	u64 wait_ns_total;
+	u64 wait_ns_max;
+	u64 overruns;
+	u64 yields;
+};
+
+struct gs_pol_dev {
+	struct gs_pol_params p;
+	struct gs_pol_link clients;
+	struct gs_pol_link waiting;
+	struct gs_pol_client *holder;
+	u64 min_vtime;		/* floor for clients that become active */
+	u64 next_seq;
+	struct gs_pol_bucket latency;	/* the latency class's budget */
+	u32 nr_clients;
+	u32 nr_waiting;
+	/* totals */
+	u64 grants;
+	u64 overruns;
+	u64 held_ns;
+};
+
+/* What a call changed that the caller must tell clients about. */
+struct gs_pol_effects {
+	struct gs_pol_client *granted;	/* newly holding: wake it */
+	struct gs_pol_client *yield;	/* holder newly asked to yield */
+	struct gs_pol_client *revoked;	/* lost the token after the grace time */
+	struct gs_pol_client *released;	/* gave it back (or was removed) */
+};
+
+void gs_pol_default_params(struct gs_pol_params *p);
+int gs_pol_check_params(const struct gs_pol_params *p);
+
+void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
+		     u64 now);
+int gs_pol_set_dev_params(struct gs_pol_dev *d, const struct gs_pol_params *p,
+			  u64 now, struct gs_pol_effects *fx);
+
+void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 now);
+void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 now, struct gs_pol_effects *fx);
+
+int gs_pol_check_client_params(u32 weight, u32 class,
+			       u32 cap_pct);
+bool gs_pol_lowers(const struct gs_pol_client *c, u32 weight,
+		   u32 class, u32 cap_pct);
+int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
+			     u32 weight, u32 class, u32 cap_pct,
+			     u64 now, struct gs_pol_effects *fx);
+
+void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
+		 struct gs_pol_effects *fx);
+void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 now, struct gs_pol_effects *fx);
+int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
+		   u64 now, struct gs_pol_effects *fx);
+void gs_pol_tick(struct gs_pol_dev *d, u64 now,
+		 struct gs_pol_effects *fx);
+u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);
+
+/* Held time of @c including the running grant. */
+u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now);
+
+#endif /* GS_POLICY_H */

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * gpusched: one fair-share token per GPU, so that processes that each own a
+ * CUDA context take turns on the GPU at kernel-launch boundaries instead of
+ * leaving the driver to time-slice between them.
+ *
+ * This header is the whole contract between the module (gpusched.ko), the
+ * user-space arbiter (gpuschedd --arbiter) and their clients (libgpusched,
+ * gpuschedctl, the tests). Both token services implement it.
+ *
+ * Clients
+ * -------
+ * Every open file of /dev/gpusched is one client. A client attaches to one
+ * GPU, named by its 16-byte UUID (the bytes of CUuuid; ordinals change with
+ * CUDA_VISIBLE_DEVICES and containers, UUIDs do not). The module creates the
+ * GPU's token on the first attach of a UUID, up to the module parameter
+ * max_gpus. Closing the file, including by process death, releases the
+ * token if held and removes the client.
+ *
+ * ioctls (all return 0 or -1 with errno; every struct is copied in or out at
+ * exactly its size, and reserved fields and unknown flag bits must be zero:
+ * unknown flag bits give EOPNOTSUPP, non-zero reserved fields EINVAL)
+ *
+ * GPUSCHED_IOC_ATTACH (struct gpusched_attach, in)
+ *	Attach this client to the GPU with @uuid. EBUSY if already attached,
+ *	ENOSPC if max_gpus tokens exist and @uuid is new.
+ *
+ * GPUSCHED_IOC_ACQUIRE (struct gpusched_acquire, in)
+ *	Wait until the policy grants this client the token. Interruptible
+ *	(EINTR; the call is not restarted so that a caller's timeout stays
+ *	exact). With GPUSCHED_ACQUIRE_TIMEOUT, wait at most @timeout_ns
+ *	(ETIMEDOUT). With GPUSCHED_ACQUIRE_NONBLOCK, do not wait (EAGAIN).
+ *	EALREADY if the client holds the token, ENOTCONN before ATTACH.
+ *	If the client was holding and asked to yield, use YIELD instead.
+ *
+ * GPUSCHED_IOC_RELEASE (struct gpusched_release, in)
+ *	Give the token back. The held time is charged to the client. EPERM
+ *	if the client does not hold the token (it may have been revoked).
+ *
+ * GPUSCHED_IOC_YIELD (struct gpusched_acquire, in)
+ *	RELEASE if holding, then ACQUIRE, as one step: the client is queued
+ *	again before anyone else can be granted, so a yielding holder that
+ *	still has work never drops out of the competition.
+ *
+ * GPUSCHED_IOC_SET_PARAMS (struct gpusched_params, in)
+ *	Change the fields named in @mask of the caller's own client. Like
+ *	nice(2), a caller without CAP_SYS_NICE may only lower its own share:
+ *	a smaller weight, a lower class (latency -> normal -> batch), a cap
+ *	that is set or smaller. Anything else gives EPERM and changes nothing.
+ *	EINVAL for a value out of range.
+ *
+ * GPUSCHED_IOC_GET_INFO (struct gpusched_client_info, out)
+ *	The caller's own accounting and parameters.
+ *
+ * Status page
+ * -----------
+ * mmap(NULL, GPUSCHED_STATUS_SIZE, PROT_READ, MAP_SHARED, fd,
+ *      GPUSCHED_STATUS_OFFSET) maps struct gpusched_status, which the token
+ * service keeps current. It is read-only: a writable mapping gives EPERM, any
+ * other length or offset EINVAL. It is not inherited across fork(). Read
+ * @flags with an acquire load: while GPUSCHED_ST_HOLDING is set and
+ * GPUSCHED_ST_YIELD is not, the client may launch without a system call.
+ * Times are CLOCK_MONOTONIC nanoseconds.
+ *
+ * User-space arbiter
+ * ------------------
+ * gpuschedd --arbiter serves the same clients on a SOCK_SEQPACKET Unix socket
+ * (default GPUSCHED_ARBITER_SOCKET). Each request is one struct
+ * gpusched_wire_req carrying an ioctl number and its struct; each reply one
+ * struct gpusched_wire_rep with 0 or a negative errno and the output struct.
+ * The reply to ATTACH carries a memfd holding the status page (SCM_RIGHTS).
+ * A closed connection is a closed file.
+ */
+#ifndef _UAPI_LINUX_GPUSCHED_H
+#define _UAPI_LINUX_GPUSCHED_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define GPUSCHED_ABI_VERSION	1
+#define GPUSCHED_DEVICE_PATH	"/dev/gpusched"
+#define GPUSCHED_ARBITER_SOCKET	"/run/gpusched/arbiter.sock"
+#define GPUSCHED_UUID_LEN	16
+
+enum gpusched_class {
+	GPUSCHED_CLASS_LATENCY = 0,	/* preempts at the next launch, bounded */
+	GPUSCHED_CLASS_NORMAL = 1,	/* weighted fair share (default) */
+	GPUSCHED_CLASS_BATCH = 2,	/* runs when the others do not want it */
+	__GPUSCHED_CLASS_MAX
+};
+
+#define GPUSCHED_CLASS_MAX	(__GPUSCHED_CLASS_MAX - 1)
+
+#define GPUSCHED_WEIGHT_MIN	1
+#define GPUSCHED_WEIGHT_MAX	10000
+#define GPUSCHED_WEIGHT_DEFAULT	100
+#define GPUSCHED_CAP_NONE	0	/* cap_pct: 1..100, or no cap */
+
+struct gpusched_attach {
+	__u8 uuid[GPUSCHED_UUID_LEN];
+	__u32 flags;			/* none defined: must be 0 */
+	__u32 reserved;
+};
+
+enum gpusched_acquire_flags {
+	GPUSCHED_ACQUIRE_NONBLOCK = 1U << 0,
+	GPUSCHED_ACQUIRE_TIMEOUT = 1U << 1,
+	GPUSCHED_ACQUIRE_ALL = GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT,
+};
+
+struct gpusched_acquire {
+	__u64 timeout_ns;		/* relative; with GPUSCHED_ACQUIRE_TIMEOUT */
+	__u32 flags;			/* enum gpusched_acquire_flags */
+	__u32 reserved;
+};
+
+struct gpusched_release {
+	__u32 flags;			/* none defined: must be 0 */
+	__u32 reserved;
+};
+
+enum gpusched_params_mask {
+	GPUSCHED_PARAM_WEIGHT = 1U << 0,
+	GPUSCHED_PARAM_CLASS = 1U << 1,
+	GPUSCHED_PARAM_CAP = 1U << 2,
+	GPUSCHED_PARAM_ALL = GPUSCHED_PARAM_WEIGHT | GPUSCHED_PARAM_CLASS |
+			     GPUSCHED_PARAM_CAP,
+};
+
+struct gpusched_params {
+	__u32 mask;			/* enum gpusched_params_mask */
+	__u32 weight;			/* GPUSCHED_WEIGHT_MIN..MAX */
+	__u32 class;			/* enum gpusched_class */
+	__u32 cap_pct;			/* 1..100, or GPUSCHED_CAP_NONE */
+	__u64 reserved[2];
+};
+
+enum gpusched_client_state {
+	GPUSCHED_STATE_DETACHED = 0,
+	GPUSCHED_STATE_IDLE = 1,
+	GPUSCHED_STATE_WAITING = 2,
+	GPUSCHED_STATE_HOLDING = 3,
+};
+
+struct gpusched_client_info {
+	__u32 size;			/* sizeof(struct gpusched_client_info) */
+	__u32 state;			/* enum gpusched_client_state */
+	__u8 uuid[GPUSCHED_UUID_LEN];
+	__u32 weight;
+	__u32 class;
+	__u32 cap_pct;
+	__u32 gpu_index;		/* the GPU's sysfs directory gpu<N> */
+	__u64 held_ns;			/* token time charged, all grants */
+	__u64 grants;
+	__u64 wait_ns_total;
+	__u64 wait_ns_max;
+	__u64 overruns;			/* grants revoked after the grace time */
+	__u64 yields;			/* yield requests received */
+	__u64 reserved[4];
+};
+
+enum gpusched_status_flags {
+	GPUSCHED_ST_ATTACHED = 1U << 0,
+	GPUSCHED_ST_HOLDING = 1U << 1,
+	GPUSCHED_ST_YIELD = 1U << 2,	/* release at the next launch */
+	GPUSCHED_ST_REVOKED = 1U << 3,	/* the last grant was revoked */
+};
+
+#define GPUSCHED_STATUS_VERSION	1
+#define GPUSCHED_STATUS_SIZE	4096
+#define GPUSCHED_STATUS_OFFSET	0
+
+struct gpusched_status {
+	__u32 version;			/* GPUSCHED_STATUS_VERSION */
+	__u32 size;			/* sizeof(struct gpusched_status) */
+	__u32 flags;			/* enum gpusched_status_flags */
+	__u32 seq;			/* bumped after every change */
+	__u64 grant_gen;		/* number of this client's current grant */
+	__u64 slice_end_ns;		/* CLOCK_MONOTONIC end of the slice */
+	__u64 grace_ns;			/* time allowed to release once asked */
+	__u32 nr_waiting;		/* clients waiting on this GPU */
+	__u32 nr_clients;		/* clients attached to this GPU */
+	__u64 held_ns;			/* as in gpusched_client_info */
+	__u64 overruns;
+	__u64 reserved[8];
+};
+
+#define GPUSCHED_IOC_MAGIC	0xE7
+
+#define GPUSCHED_IOC_ATTACH	_IOW(GPUSCHED_IOC_MAGIC, 0x00, struct gpusched_attach)
+#define GPUSCHED_IOC_ACQUIRE	_IOW(GPUSCHED_IOC_MAGIC, 0x01, struct gpusched_acquire)
+#define GPUSCHED_IOC_RELEASE	_IOW(GPUSCHED_IOC_MAGIC, 0x02, struct gpusched_release)
+#define GPUSCHED_IOC_YIELD	_IOW(GPUSCHED_IOC_MAGIC, 0x03, struct gpusched_acquire)
+#define GPUSCHED_IOC_SET_PARAMS	_IOW(GPUSCHED_IOC_MAGIC, 0x04, struct gpusched_params)
+#define GPUSCHED_IOC_GET_INFO	_IOR(GPUSCHED_IOC_MAGIC, 0x05, struct gpusched_client_info)
+
+/* The arbiter's wire format: one message each way per call. */
+#define GPUSCHED_WIRE_MAGIC	0x47505553U	/* "GPUS" */
+#define GPUSCHED_WIRE_MAX	128
+
+struct gpusched_wire_req {
+	__u32 magic;			/* GPUSCHED_WIRE_MAGIC */
+	__u32 cmd;			/* a GPUSCHED_IOC_* number */
+	__u8 arg[GPUSCHED_WIRE_MAX];	/* the ioctl's struct, _IOC_SIZE(cmd) bytes */
+};
+
+struct gpusched_wire_rep {
+	__u32 magic;
+	__s32 ret;			/* 0 or -errno */
+	__u8 arg[GPUSCHED_WIRE_MAX];	/* output struct for _IOR commands */
+};
+
+#endif /* _UAPI_LINUX_GPUSCHED_H */
