@@ -7,6 +7,8 @@
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/uidgid.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -29,6 +31,7 @@ struct gs_gpu {
 	 */
 	spinlock_t lock;
 	struct gs_pol_dev pol;
+	struct list_head clients;	/* gs_client.node, under lock */
 	struct hrtimer timer;		/* fires at gs_pol_next_event() */
 };
 
@@ -41,7 +44,25 @@ struct gs_client {
 	struct gpusched_status *page;	/* status page; written under gpu->lock */
 	wait_queue_head_t wq;		/* woken when granted */
 	u64 grant_gen;			/* under gpu->lock */
-	struct pid *pid;		/* opener, for sysfs and logs */
+	struct list_head node;		/* on gpu->clients, under gpu->lock */
+	/* Who opened the file; fixed at open, read by netlink and sysfs. */
+	u64 id;
+	struct pid *pid;
+	kuid_t uid;
+	kgid_t gid;
+	u64 cgroup_id;
+	char comm[TASK_COMM_LEN];
+};
+
+/* A client's identity and accounting, copied under gpu->lock. */
+struct gs_client_snap {
+	u64 id, cgroup_id;
+	struct pid *pid;	/* valid while the client is */
+	kuid_t uid;
+	kgid_t gid;
+	char comm[TASK_COMM_LEN];
+	u32 gpu_index, weight, class, cap_pct, state;
+	u64 held_ns, grants, wait_ns_total, wait_ns_max, overruns, yields;
 };
 
 struct gs_defaults {
@@ -62,7 +83,17 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p);
 int gs_client_info(struct gs_client *c, struct gpusched_client_info *info);
 struct gs_gpu *gs_client_gpu(struct gs_client *c);
 int gs_gpu_set_params(struct gs_gpu *gpu, const struct gs_pol_params *p);
+struct gs_gpu *gs_gpu_by_index(unsigned int index);
+void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
+		    struct gs_client_snap *s, u64 now);
+int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
+			 const struct gpusched_params *p, bool priv);
 void gs_gpus_exit(void);
+
+/* netlink.c */
+int gs_netlink_init(void);
+void gs_netlink_exit(void);
+void gs_netlink_event(u8 cmd, const struct gs_client_snap *s);
 
 /* sysfs.c */
 int gs_sysfs_init(void);

@@ -78,12 +78,18 @@ static int __init gs_init(void)
 	err = gs_sysfs_init();
 	if (err)
 		goto err_sysfs;
+	/* Clients send events from their first attach: the family comes first. */
+	err = gs_netlink_init();
+	if (err)
+		goto err_netlink;
 	err = gs_chardev_init(dev_mode);
 	if (err)
 		goto err_chardev;
 	return 0;
 
 err_chardev:
+	gs_netlink_exit();
+err_netlink:
 	gs_sysfs_exit();
 err_sysfs:
 	return err;
@@ -92,6 +98,7 @@ err_sysfs:
 static void __exit gs_exit(void)
 {
 	gs_chardev_exit();
+	gs_netlink_exit();
 	gs_gpus_exit();
 	gs_sysfs_exit();
 }

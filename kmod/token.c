@@ -4,7 +4,10 @@
  * are revoked when they overrun. kmod/policy.c decides; this file keeps the
  * waiters, the status pages and the timer in step with its decisions.
  */
+#include <linux/atomic.h>
 #include <linux/capability.h>
+#include <linux/cgroup.h>
+#include <linux/cred.h>
 #include <linux/user_namespace.h>
 #include <linux/ktime.h>
 #include <linux/pid.h>
@@ -18,6 +21,7 @@
 static DEFINE_MUTEX(gs_gpus_lock);
 static LIST_HEAD(gs_gpus);
 static unsigned int gs_nr_gpus;
+static atomic64_t gs_next_client_id = ATOMIC64_INIT(0);
 
 static struct gs_client *to_client(struct gs_pol_client *pc)
 {
@@ -60,8 +64,11 @@ static void gs_apply(struct gs_gpu *gpu, struct gs_pol_effects *fx, u64 now)
 
 	if (fx->revoked) {
 		struct gs_client *c = to_client(fx->revoked);
+		struct gs_client_snap snap;
 
 		gs_status_sync(gpu, c, now);
+		gs_client_snap(gpu, c, &snap, now);
+		gs_netlink_event(GPUSCHED_CMD_EV_OVERRUN, &snap);
 		pr_warn_ratelimited("gpu%u: pid %d did not yield within %llu us: revoked\n",
 				    gpu->index, pid_nr(c->pid),
 				    div_u64(gpu->pol.p.grace_ns, NSEC_PER_USEC));
@@ -134,6 +141,7 @@ static struct gs_gpu *gs_gpu_get(const u8 *uuid)
 	memcpy(gpu->uuid, uuid, GPUSCHED_UUID_LEN);
 	gpu->index = gs_nr_gpus;
 	spin_lock_init(&gpu->lock);
+	INIT_LIST_HEAD(&gpu->clients);
 	gs_pol_dev_init(&gpu->pol, &gs_defaults.params, ktime_get_ns());
 	hrtimer_init(&gpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	gpu->timer.function = gs_timer_fn;
@@ -148,6 +156,22 @@ static struct gs_gpu *gs_gpu_get(const u8 *uuid)
 out:
 	mutex_unlock(&gs_gpus_lock);
 	return gpu;
+}
+
+/* Tokens are freed only at module exit, so the pointer stays valid. */
+struct gs_gpu *gs_gpu_by_index(unsigned int index)
+{
+	struct gs_gpu *gpu, *found = NULL;
+
+	mutex_lock(&gs_gpus_lock);
+	list_for_each_entry(gpu, &gs_gpus, node) {
+		if (gpu->index == index) {
+			found = gpu;
+			break;
+		}
+	}
+	mutex_unlock(&gs_gpus_lock);
+	return found;
 }
 
 /* Called at module exit, when no file is open. */
@@ -186,8 +210,48 @@ int gs_client_init(struct gs_client *c)
 	c->page->size = sizeof(*c->page);
 	mutex_init(&c->attach_lock);
 	init_waitqueue_head(&c->wq);
+	INIT_LIST_HEAD(&c->node);
+	c->id = atomic64_inc_return(&gs_next_client_id);
 	c->pid = get_pid(task_tgid(current));
+	c->uid = current_euid();
+	c->gid = current_egid();
+	get_task_comm(c->comm, current);
+#ifdef CONFIG_CGROUPS
+	rcu_read_lock();
+	c->cgroup_id = cgroup_id(task_dfl_cgroup(current));
+	rcu_read_unlock();
+#endif
 	return 0;
+}
+
+/* Caller holds gpu->lock. */
+void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
+		    struct gs_client_snap *s, u64 now)
+{
+	static const u32 states[] = {
+		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
+		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
+		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
+	};
+
+	lockdep_assert_held(&gpu->lock);
+	s->id = c->id;
+	s->cgroup_id = c->cgroup_id;
+	s->pid = c->pid;
+	s->uid = c->uid;
+	s->gid = c->gid;
+	memcpy(s->comm, c->comm, sizeof(s->comm));
+	s->gpu_index = gpu->index;
+	s->weight = c->pol.weight;
+	s->class = c->pol.class;
+	s->cap_pct = c->pol.cap_pct;
+	s->state = states[c->pol.state];
+	s->held_ns = gs_pol_held_now(&c->pol, now);
+	s->grants = c->pol.grants;
+	s->wait_ns_total = c->pol.wait_ns_total;
+	s->wait_ns_max = c->pol.wait_ns_max;
+	s->overruns = c->pol.overruns;
+	s->yields = c->pol.yields;
 }
 
 struct gs_gpu *gs_client_gpu(struct gs_client *c)
@@ -203,13 +267,17 @@ void gs_client_exit(struct gs_client *c)
 
 	if (gpu) {
 		struct gs_pol_effects fx = {};
+		struct gs_client_snap snap;
 		u64 now;
 
 		spin_lock_bh(&gpu->lock);
 		now = ktime_get_ns();
 		gs_pol_client_exit(&gpu->pol, &c->pol, now, &fx);
+		list_del(&c->node);
+		gs_client_snap(gpu, c, &snap, now);
 		gs_apply(gpu, &fx, now);
 		spin_unlock_bh(&gpu->lock);
+		gs_netlink_event(GPUSCHED_CMD_EV_DETACH, &snap);
 	}
 	put_pid(c->pid);
 	/* A mapping still holds its own reference to the page. */
@@ -219,6 +287,7 @@ void gs_client_exit(struct gs_client *c)
 
 int gs_client_attach(struct gs_client *c, const u8 *uuid)
 {
+	struct gs_client_snap snap;
 	struct gs_gpu *gpu;
 	int err = 0;
 	u64 now;
@@ -236,8 +305,11 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid)
 	spin_lock_bh(&gpu->lock);
 	now = ktime_get_ns();
 	gs_pol_client_init(&gpu->pol, &c->pol, now);
+	list_add_tail(&c->node, &gpu->clients);
 	gs_status_sync(gpu, c, now);
+	gs_client_snap(gpu, c, &snap, now);
 	spin_unlock_bh(&gpu->lock);
+	gs_netlink_event(GPUSCHED_CMD_EV_ATTACH, &snap);
 	/* Other ioctls read gpu unlocked: publish it after the client is set up. */
 	smp_store_release(&c->gpu, gpu);
 out:
@@ -329,33 +401,47 @@ int gs_client_release(struct gs_client *c)
 	return err;
 }
 
+/*
+ * Change the fields of @p->mask. Unless @priv, only a change that lowers
+ * the client's share is allowed, as with nice(2). Caller holds gpu->lock.
+ */
+int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
+			 const struct gpusched_params *p, bool priv)
+{
+	struct gs_pol_effects fx = {};
+	u32 weight, class, cap;
+	int err;
+	u64 now;
+
+	lockdep_assert_held(&gpu->lock);
+	weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->pol.weight;
+	class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->pol.class;
+	cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->pol.cap_pct;
+	err = gs_pol_check_client_params(weight, class, cap);
+	if (!err && !priv && !gs_pol_lowers(&c->pol, weight, class, cap))
+		err = -EPERM;
+	if (err)
+		return err;
+	now = ktime_get_ns();
+	err = gs_pol_set_client_params(&gpu->pol, &c->pol, weight, class, cap,
+				       now, &fx);
+	gs_apply(gpu, &fx, now);
+	return err;
+}
+
 int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
-	struct gs_pol_effects fx = {};
-	u32 weight, class, cap;
+
 	bool priv;
 	int err;
-	u64 now;
 
 	if (!gpu)
 		return -ENOTCONN;
 	/* Asked before locking: capability checks may sleep (audit, LSMs). */
 	priv = ns_capable_noaudit(&init_user_ns, CAP_SYS_NICE);
 	spin_lock_bh(&gpu->lock);
-	weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->pol.weight;
-	class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->pol.class;
-	cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->pol.cap_pct;
-	err = gs_pol_check_client_params(weight, class, cap);
-	/* Like nice(2): anyone may lower its own share, raising needs privilege. */
-	if (!err && !priv && !gs_pol_lowers(&c->pol, weight, class, cap))
-		err = -EPERM;
-	if (!err) {
-		now = ktime_get_ns();
-		err = gs_pol_set_client_params(&gpu->pol, &c->pol, weight,
-					       class, cap, now, &fx);
-		gs_apply(gpu, &fx, now);
-	}
+	err = gs_client_set_locked(gpu, c, p, priv);
 	spin_unlock_bh(&gpu->lock);
 	return err;
 }
@@ -363,11 +449,7 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
-	static const u32 states[] = {
-		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
-		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
-		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
-	};
+	struct gs_client_snap s;
 
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
@@ -376,18 +458,19 @@ int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 		return 0;
 
 	spin_lock_bh(&gpu->lock);
-	info->state = states[c->pol.state];
-	memcpy(info->uuid, gpu->uuid, GPUSCHED_UUID_LEN);
-	info->weight = c->pol.weight;
-	info->class = c->pol.class;
-	info->cap_pct = c->pol.cap_pct;
-	info->gpu_index = gpu->index;
-	info->held_ns = gs_pol_held_now(&c->pol, ktime_get_ns());
-	info->grants = c->pol.grants;
-	info->wait_ns_total = c->pol.wait_ns_total;
-	info->wait_ns_max = c->pol.wait_ns_max;
-	info->overruns = c->pol.overruns;
-	info->yields = c->pol.yields;
+	gs_client_snap(gpu, c, &s, ktime_get_ns());
 	spin_unlock_bh(&gpu->lock);
+	memcpy(info->uuid, gpu->uuid, GPUSCHED_UUID_LEN);
+	info->state = s.state;
+	info->weight = s.weight;
+	info->class = s.class;
+	info->cap_pct = s.cap_pct;
+	info->gpu_index = s.gpu_index;
+	info->held_ns = s.held_ns;
+	info->grants = s.grants;
+	info->wait_ns_total = s.wait_ns_total;
+	info->wait_ns_max = s.wait_ns_max;
+	info->overruns = s.overruns;
+	info->yields = s.yields;
 	return 0;
 }

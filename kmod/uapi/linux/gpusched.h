@@ -62,6 +62,40 @@
  * GPUSCHED_ST_YIELD is not, the client may launch without a system call.
  * Times are CLOCK_MONOTONIC nanoseconds.
  *
+ * Generic netlink family "gpusched"
+ * ---------------------------------
+ * Version GPUSCHED_GENL_VERSION. Reads need no privilege; every command that
+ * changes state needs CAP_NET_ADMIN (GENL_ADMIN_PERM), and so does joining
+ * the "events" multicast group. Pids are given and reported in the caller's
+ * pid namespace; clients not visible there are not listed. Unknown
+ * attributes, wrong types and out-of-range values are rejected (strict
+ * validation) with an extended ack naming the attribute.
+ *
+ * GPUSCHED_CMD_GET_GPU (dump, or do with GPUSCHED_A_GPU_INDEX)
+ *	Reply per GPU: GPUSCHED_A_GPU_* : INDEX, UUID, the knobs (TIMESLICE_US,
+ *	GRACE_US, MIN_GRANT_US, STARVE_US, WINDOW_US, LATENCY_PCT) and the
+ *	state (NR_CLIENTS, NR_WAITING, HOLDER_PID, GRANTS, OVERRUNS, HELD_NS).
+ *
+ * GPUSCHED_CMD_SET_GPU (do, admin)
+ *	GPUSCHED_A_GPU_INDEX (required) and any knobs; all are validated
+ *	together and applied at once, or none is (EINVAL).
+ *
+ * GPUSCHED_CMD_GET_CLIENT (dump; optional GPUSCHED_A_CLIENT_GPU filter)
+ *	Reply per client: GPUSCHED_A_CLIENT_* : GPU, ID (unique for the life
+ *	of the module), PID, COMM, UID, GID, CGROUP_ID, WEIGHT, CLASS, CAP_PCT,
+ *	STATE, HELD_NS, GRANTS, WAIT_NS_TOTAL, WAIT_NS_MAX, OVERRUNS, YIELDS.
+ *	Large dumps span several messages.
+ *
+ * GPUSCHED_CMD_SET_CLIENT (do, admin)
+ *	GPUSCHED_A_CLIENT_ID or GPUSCHED_A_CLIENT_PID (every client of that
+ *	process; with GPUSCHED_A_CLIENT_GPU, only on that GPU), and any of
+ *	WEIGHT, CLASS, CAP_PCT. ESRCH if nothing matches.
+ *
+ * Events (multicast group "events"), with the client's GPU, ID, PID (as in
+ * the initial pid namespace), UID, GID, COMM and CGROUP_ID:
+ *	GPUSCHED_CMD_EV_ATTACH, GPUSCHED_CMD_EV_DETACH, GPUSCHED_CMD_EV_OVERRUN
+ *	(the last with OVERRUNS).
+ *
  * User-space arbiter
  * ------------------
  * gpuschedd --arbiter serves the same clients on a SOCK_SEQPACKET Unix socket
@@ -209,5 +243,71 @@ struct gpusched_wire_rep {
 	__s32 ret;			/* 0 or -errno */
 	__u8 arg[GPUSCHED_WIRE_MAX];	/* output struct for _IOR commands */
 };
+
+/* Generic netlink family; Documentation/netlink/specs/gpusched.yaml. */
+#define GPUSCHED_GENL_NAME		"gpusched"
+#define GPUSCHED_GENL_VERSION		1
+#define GPUSCHED_GENL_MCGRP_EVENTS	"events"
+
+enum gpusched_cmd {
+	GPUSCHED_CMD_UNSPEC,
+	GPUSCHED_CMD_GET_GPU,
+	GPUSCHED_CMD_SET_GPU,
+	GPUSCHED_CMD_GET_CLIENT,
+	GPUSCHED_CMD_SET_CLIENT,
+	GPUSCHED_CMD_EV_ATTACH,
+	GPUSCHED_CMD_EV_DETACH,
+	GPUSCHED_CMD_EV_OVERRUN,
+	__GPUSCHED_CMD_MAX
+};
+
+#define GPUSCHED_CMD_MAX	(__GPUSCHED_CMD_MAX - 1)
+
+enum gpusched_gpu_attrs {
+	GPUSCHED_A_GPU_UNSPEC,
+	GPUSCHED_A_GPU_PAD,
+	GPUSCHED_A_GPU_INDEX,		/* u32 */
+	GPUSCHED_A_GPU_UUID,		/* binary, GPUSCHED_UUID_LEN */
+	GPUSCHED_A_GPU_TIMESLICE_US,	/* u32 */
+	GPUSCHED_A_GPU_GRACE_US,	/* u32 */
+	GPUSCHED_A_GPU_MIN_GRANT_US,	/* u32 */
+	GPUSCHED_A_GPU_STARVE_US,	/* u32 */
+	GPUSCHED_A_GPU_WINDOW_US,	/* u32 */
+	GPUSCHED_A_GPU_LATENCY_PCT,	/* u32 */
+	GPUSCHED_A_GPU_NR_CLIENTS,	/* u32 */
+	GPUSCHED_A_GPU_NR_WAITING,	/* u32 */
+	GPUSCHED_A_GPU_HOLDER_PID,	/* u32, 0: free */
+	GPUSCHED_A_GPU_GRANTS,		/* u64 */
+	GPUSCHED_A_GPU_OVERRUNS,	/* u64 */
+	GPUSCHED_A_GPU_HELD_NS,		/* u64 */
+	__GPUSCHED_A_GPU_MAX
+};
+
+#define GPUSCHED_A_GPU_MAX	(__GPUSCHED_A_GPU_MAX - 1)
+
+enum gpusched_client_attrs {
+	GPUSCHED_A_CLIENT_UNSPEC,
+	GPUSCHED_A_CLIENT_PAD,
+	GPUSCHED_A_CLIENT_GPU,		/* u32, the GPU's index */
+	GPUSCHED_A_CLIENT_ID,		/* u64 */
+	GPUSCHED_A_CLIENT_PID,		/* u32 */
+	GPUSCHED_A_CLIENT_COMM,		/* string */
+	GPUSCHED_A_CLIENT_UID,		/* u32 */
+	GPUSCHED_A_CLIENT_GID,		/* u32 */
+	GPUSCHED_A_CLIENT_CGROUP_ID,	/* u64 */
+	GPUSCHED_A_CLIENT_WEIGHT,	/* u32 */
+	GPUSCHED_A_CLIENT_CLASS,	/* u32, enum gpusched_class */
+	GPUSCHED_A_CLIENT_CAP_PCT,	/* u32 */
+	GPUSCHED_A_CLIENT_STATE,	/* u32, enum gpusched_client_state */
+	GPUSCHED_A_CLIENT_HELD_NS,	/* u64 */
+	GPUSCHED_A_CLIENT_GRANTS,	/* u64 */
+	GPUSCHED_A_CLIENT_WAIT_NS_TOTAL,	/* u64 */
+	GPUSCHED_A_CLIENT_WAIT_NS_MAX,	/* u64 */
+	GPUSCHED_A_CLIENT_OVERRUNS,	/* u64 */
+	GPUSCHED_A_CLIENT_YIELDS,	/* u64 */
+	__GPUSCHED_A_CLIENT_MAX
+};
+
+#define GPUSCHED_A_CLIENT_MAX	(__GPUSCHED_A_CLIENT_MAX - 1)
 
 #endif /* _UAPI_LINUX_GPUSCHED_H */

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink family "gpusched": list GPUs and clients with their
+ * accounting, change knobs and client parameters (admin only), and an
+ * "events" multicast group. The uapi header documents the attributes.
+ */
+#include <linux/pid_namespace.h>
+#include <linux/sched.h>
+#include <linux/user_namespace.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include "gs.h"
+
+/* Not const: 6.1's nla_policy points to them without const. */
+static struct netlink_range_validation gs_range_slice = {
+	.min = 100, .max = 10000000,
+};
+static struct netlink_range_validation gs_range_grace = {
+	.min = 1000, .max = 10000000,
+};
+static struct netlink_range_validation gs_range_min_grant = {
+	.min = 10, .max = 1000000,
+};
+static struct netlink_range_validation gs_range_starve = {
+	.min = 1000, .max = 60000000,
+};
+static struct netlink_range_validation gs_range_window = {
+	.min = 1000, .max = 10000000,
+};
+
+/* What a request may carry; everything else is refused (strict). */
+static const struct nla_policy gs_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
+	[GPUSCHED_A_GPU_INDEX] = { .type = NLA_U32 },
+	[GPUSCHED_A_GPU_TIMESLICE_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_slice),
+	[GPUSCHED_A_GPU_GRACE_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_grace),
+	[GPUSCHED_A_GPU_MIN_GRANT_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_min_grant),
+	[GPUSCHED_A_GPU_STARVE_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_starve),
+	[GPUSCHED_A_GPU_WINDOW_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_window),
+	[GPUSCHED_A_GPU_LATENCY_PCT] = NLA_POLICY_MAX(NLA_U32, 90),
+};
+
+static const struct nla_policy gs_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
+	[GPUSCHED_A_CLIENT_GPU] = { .type = NLA_U32 },
+	[GPUSCHED_A_CLIENT_ID] = { .type = NLA_U64 },
+	[GPUSCHED_A_CLIENT_PID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[GPUSCHED_A_CLIENT_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, GPUSCHED_WEIGHT_MIN,
+						      GPUSCHED_WEIGHT_MAX),
+	[GPUSCHED_A_CLIENT_CLASS] = NLA_POLICY_MAX(NLA_U32, GPUSCHED_CLASS_MAX),
+	[GPUSCHED_A_CLIENT_CAP_PCT] = NLA_POLICY_MAX(NLA_U32, 100),
+};
+
+static struct genl_family gs_family;
+
+static int gs_put_gpu(struct sk_buff *skb, struct gs_gpu *gpu, u32 portid,
+		      u32 seq, int flags)
+{
+	struct gs_pol_params p;
+	struct gs_pol_client *h;
+	u64 grants, overruns, held;
+	u32 nr_clients, nr_waiting;
+	pid_t holder;
+	void *hdr;
+
+	spin_lock_bh(&gpu->lock);
+	p = gpu->pol.p;
+	h = gpu->pol.holder;
+	grants = gpu->pol.grants;
+	overruns = gpu->pol.overruns;
+	held = gpu->pol.held_ns;
+	if (h)
+		held += ktime_get_ns() - h->grant_start;
+	nr_clients = gpu->pol.nr_clients;
+	nr_waiting = gpu->pol.nr_waiting;
+	holder = h ? pid_vnr(container_of(h, struct gs_client, pol)->pid) : 0;
+	spin_unlock_bh(&gpu->lock);
+
+	hdr = genlmsg_put(skb, portid, seq, &gs_family, flags,
+			  GPUSCHED_CMD_GET_GPU);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, GPUSCHED_A_GPU_INDEX, gpu->index) ||
+	    nla_put(skb, GPUSCHED_A_GPU_UUID, GPUSCHED_UUID_LEN, gpu->uuid) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_TIMESLICE_US,
+			div_u64(p.slice_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_GRACE_US,
+			div_u64(p.grace_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_MIN_GRANT_US,
+			div_u64(p.min_grant_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_STARVE_US,
+			div_u64(p.starve_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_WINDOW_US,
+			div_u64(p.window_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_LATENCY_PCT, p.latency_pct) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_NR_CLIENTS, nr_clients) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_NR_WAITING, nr_waiting) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_HOLDER_PID, holder) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_GRANTS, grants,
+			      GPUSCHED_A_GPU_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_OVERRUNS, overruns,
+			      GPUSCHED_A_GPU_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_HELD_NS, held,
+			      GPUSCHED_A_GPU_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static struct gs_gpu *gs_nl_gpu(struct genl_info *info, int attr)
+{
+	struct gs_gpu *gpu;
+
+	if (GENL_REQ_ATTR_CHECK(info, attr))
+		return ERR_PTR(-EINVAL);
+	gpu = gs_gpu_by_index(nla_get_u32(info->attrs[attr]));
+	if (!gpu) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[attr], "no such GPU");
+		return ERR_PTR(-ENODEV);
+	}
+	return gpu;
+}
+
+static int gs_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct gs_gpu *gpu = gs_nl_gpu(info, GPUSCHED_A_GPU_INDEX);
+	struct sk_buff *msg;
+	int err;
+
+	if (IS_ERR(gpu))
+		return PTR_ERR(gpu);
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	err = gs_put_gpu(msg, gpu, info->snd_portid, info->snd_seq, 0);
+	if (err) {
+		nlmsg_free(msg);
+		return err;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* cb->args[0]: index of the next GPU to dump. */
+static int gs_nl_get_gpu_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct gs_gpu *gpu;
+
+	while ((gpu = gs_gpu_by_index(cb->args[0]))) {
+		if (gs_put_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
+			       cb->nlh->nlmsg_seq, NLM_F_MULTI))
+			break;
+		cb->args[0]++;
+	}
+	return skb->len;
+}
+
+static int gs_nl_set_gpu(struct sk_buff *skb, struct genl_info *info)
+{
+	static const struct {
+		int attr;
+		size_t offset;
+		u32 scale;
+	} knobs[] = {
+		{ GPUSCHED_A_GPU_TIMESLICE_US,
+		  offsetof(struct gs_pol_params, slice_ns), NSEC_PER_USEC },
+		{ GPUSCHED_A_GPU_GRACE_US,
+		  offsetof(struct gs_pol_params, grace_ns), NSEC_PER_USEC },
+		{ GPUSCHED_A_GPU_MIN_GRANT_US,
+		  offsetof(struct gs_pol_params, min_grant_ns), NSEC_PER_USEC },
+		{ GPUSCHED_A_GPU_STARVE_US,
+		  offsetof(struct gs_pol_params, starve_ns), NSEC_PER_USEC },
+		{ GPUSCHED_A_GPU_WINDOW_US,
+		  offsetof(struct gs_pol_params, window_ns), NSEC_PER_USEC },
+	};
+	struct gs_gpu *gpu = gs_nl_gpu(info, GPUSCHED_A_GPU_INDEX);
+	struct gs_pol_params p;
+	size_t i;
+
+	if (IS_ERR(gpu))
+		return PTR_ERR(gpu);
+	spin_lock_bh(&gpu->lock);
+	p = gpu->pol.p;
+	spin_unlock_bh(&gpu->lock);
+	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
+		struct nlattr *a = info->attrs[knobs[i].attr];
+
+		if (a)
+			*(u64 *)((char *)&p + knobs[i].offset) =
+				(u64)nla_get_u32(a) * knobs[i].scale;
+	}
+	if (info->attrs[GPUSCHED_A_GPU_LATENCY_PCT])
+		p.latency_pct = nla_get_u32(info->attrs[GPUSCHED_A_GPU_LATENCY_PCT]);
+	return gs_gpu_set_params(gpu, &p);
+}
+
+/* Ids are given as seen from @pid (a number) and @ns. */
+static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
+			 pid_t pid, struct user_namespace *ns, u8 cmd,
+			 u32 portid, u32 seq, int flags)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &gs_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, GPUSCHED_A_CLIENT_GPU, s->gpu_index) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_ID, s->id,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_PID, pid) ||
+	    nla_put_string(skb, GPUSCHED_A_CLIENT_COMM, s->comm) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_UID, from_kuid_munged(ns, s->uid)) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_GID, from_kgid_munged(ns, s->gid)) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_CGROUP_ID, s->cgroup_id,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_WEIGHT, s->weight) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_CLASS, s->class) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_CAP_PCT, s->cap_pct) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_STATE, s->state) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_HELD_NS, s->held_ns,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_GRANTS, s->grants,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_WAIT_NS_TOTAL,
+			      s->wait_ns_total, GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_WAIT_NS_MAX,
+			      s->wait_ns_max, GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_OVERRUNS, s->overruns,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_YIELDS, s->yields,
+			      GPUSCHED_A_CLIENT_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static struct nlattr **gs_dump_attrs(struct netlink_callback *cb)
+{
+#ifdef GS_HAVE_GENL_INFO_DUMP
+	/* 6.6 moved the parsed attributes into a genl_info. */
+	return genl_info_dump(cb)->attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
+#endif
+}
+
+/*
+ * cb->args[0]: index of the GPU being dumped; cb->args[1]: id of the last
+ * client put. Clients join a GPU's list in increasing id order, so a dump
+ * resumes after that id even if clients left in between.
+ */
+static int gs_nl_get_client_dumpit(struct sk_buff *skb,
+				   struct netlink_callback *cb)
+{
+	struct nlattr *filter = gs_dump_attrs(cb)[GPUSCHED_A_CLIENT_GPU];
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct gs_gpu *gpu;
+	bool full = false;
+
+	if (filter && cb->args[0] < nla_get_u32(filter))
+		cb->args[0] = nla_get_u32(filter);
+	while (!full && (gpu = gs_gpu_by_index(cb->args[0]))) {
+		struct gs_client *c;
+		u64 now;
+
+		spin_lock_bh(&gpu->lock);
+		now = ktime_get_ns();
+		list_for_each_entry(c, &gpu->clients, node) {
+			struct gs_client_snap s;
+			pid_t pid;
+
+			if (c->id <= cb->args[1])
+				continue;
+			pid = pid_nr_ns(c->pid, ns);
+			if (!pid)	/* not visible from the caller's namespace */
+				continue;
+			gs_client_snap(gpu, c, &s, now);
+			if (gs_put_client(skb, &s, pid, current_user_ns(),
+					  GPUSCHED_CMD_GET_CLIENT,
+					  NETLINK_CB(cb->skb).portid,
+					  cb->nlh->nlmsg_seq, NLM_F_MULTI)) {
+				full = true;
+				break;
+			}
+			cb->args[1] = c->id;
+		}
+		spin_unlock_bh(&gpu->lock);
+		if (full || filter)
+			break;
+		cb->args[0]++;
+		cb->args[1] = 0;
+	}
+	return skb->len;
+}
+
+static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct gpusched_params p = {};
+	u32 pid = 0, only_gpu = U32_MAX;
+	unsigned int index;
+	struct gs_gpu *gpu;
+	int matched = 0, err = 0;
+	u64 id = 0;
+
+	if (attrs[GPUSCHED_A_CLIENT_ID])
+		id = nla_get_u64(attrs[GPUSCHED_A_CLIENT_ID]);
+	if (attrs[GPUSCHED_A_CLIENT_PID])
+		pid = nla_get_u32(attrs[GPUSCHED_A_CLIENT_PID]);
+	if (!id && !pid) {
+		NL_SET_ERR_MSG(info->extack, "client ID or PID required");
+		return -EINVAL;
+	}
+	if (attrs[GPUSCHED_A_CLIENT_GPU])
+		only_gpu = nla_get_u32(attrs[GPUSCHED_A_CLIENT_GPU]);
+	if (attrs[GPUSCHED_A_CLIENT_WEIGHT]) {
+		p.mask |= GPUSCHED_PARAM_WEIGHT;
+		p.weight = nla_get_u32(attrs[GPUSCHED_A_CLIENT_WEIGHT]);
+	}
+	if (attrs[GPUSCHED_A_CLIENT_CLASS]) {
+		p.mask |= GPUSCHED_PARAM_CLASS;
+		p.class = nla_get_u32(attrs[GPUSCHED_A_CLIENT_CLASS]);
+	}
+	if (attrs[GPUSCHED_A_CLIENT_CAP_PCT]) {
+		p.mask |= GPUSCHED_PARAM_CAP;
+		p.cap_pct = nla_get_u32(attrs[GPUSCHED_A_CLIENT_CAP_PCT]);
+	}
+
+	for (index = 0; !err && (gpu = gs_gpu_by_index(index)); index++) {
+		struct gs_client *c;
+
+		if (only_gpu != U32_MAX && index != only_gpu)
+			continue;
+		spin_lock_bh(&gpu->lock);
+		list_for_each_entry(c, &gpu->clients, node) {
+			if (id ? c->id != id : pid_nr_ns(c->pid, ns) != pid)
+				continue;
+			if (id && pid && pid_nr_ns(c->pid, ns) != pid)
+				continue;
+			err = gs_client_set_locked(gpu, c, &p, true);
+			if (err)
+				break;
+			matched++;
+		}
+		spin_unlock_bh(&gpu->lock);
+	}
+	if (!err && !matched) {
+		NL_SET_ERR_MSG(info->extack, "no such client");
+		err = -ESRCH;
+	}
+	return err;
+}
+
+static const struct genl_ops gs_nl_ops[] = {
+	{
+		.cmd = GPUSCHED_CMD_GET_GPU,
+		.doit = gs_nl_get_gpu_doit,
+		.dumpit = gs_nl_get_gpu_dumpit,
+		.policy = gs_gpu_policy,
+		.maxattr = GPUSCHED_A_GPU_MAX,
+	},
+	{
+		.cmd = GPUSCHED_CMD_SET_GPU,
+		.doit = gs_nl_set_gpu,
+		.policy = gs_gpu_policy,
+		.maxattr = GPUSCHED_A_GPU_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = GPUSCHED_CMD_GET_CLIENT,
+		.dumpit = gs_nl_get_client_dumpit,
+		.policy = gs_client_policy,
+		.maxattr = GPUSCHED_A_CLIENT_MAX,
+	},
+	{
+		.cmd = GPUSCHED_CMD_SET_CLIENT,
+		.doit = gs_nl_set_client,
+		.policy = gs_client_policy,
+		.maxattr = GPUSCHED_A_CLIENT_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+};
+
+enum { GS_MCGRP_EVENTS };
+
+static const struct genl_multicast_group gs_nl_mcgrps[] = {
+	/* Events name other users' processes: admins only. */
+	[GS_MCGRP_EVENTS] = { .name = GPUSCHED_GENL_MCGRP_EVENTS,
+			      .flags = GENL_MCAST_CAP_NET_ADMIN },
+};
+
+static struct genl_family gs_family __ro_after_init = {
+	.name = GPUSCHED_GENL_NAME,
+	.version = GPUSCHED_GENL_VERSION,
+	.module = THIS_MODULE,
+	.ops = gs_nl_ops,
+	.n_ops = ARRAY_SIZE(gs_nl_ops),
+	.mcgrps = gs_nl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(gs_nl_mcgrps),
+	/* Every command validates the header's reserved fields. */
+	.resv_start_op = 0,
+};
+
+/* May be called in atomic context (a revocation from the timer). */
+void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&gs_family, &init_net, GS_MCGRP_EVENTS))
+		return;
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC);
+	if (!msg)
+		return;
+	if (gs_put_client(msg, s, pid_nr(s->pid), &init_user_ns, cmd, 0, 0, 0)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_multicast(&gs_family, msg, 0, GS_MCGRP_EVENTS, GFP_ATOMIC);
+}
+
+int gs_netlink_init(void)
+{
+	return genl_register_family(&gs_family);
+}
+
+void gs_netlink_exit(void)
+{
+	genl_unregister_family(&gs_family);
+}
