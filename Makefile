@@ -47,6 +47,8 @@ include libgpusched/build.mk
 include daemon/build.mk
 include kernels/build.mk
 include tests/build.mk
+include tests/demo/build.mk
+-include tests/unit/build.mk
 
 user: $(USER_TARGETS)
 
