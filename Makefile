@@ -36,7 +36,7 @@ USER_TARGETS :=
 CHECK_TARGETS :=
 INSTALL_TARGETS :=
 
-.PHONY: all module user check demo install style clean deps
+.PHONY: all module user check demo install install-module install-headers style clean deps
 all: module user
 
 module:
@@ -52,7 +52,17 @@ include tests/demo/build.mk
 
 user: $(USER_TARGETS)
 
-install: $(INSTALL_TARGETS)
+install: install-module install-headers $(INSTALL_TARGETS)
+
+# DESTDIR applies here too (INSTALL_MOD_PATH); depmod only on the live system.
+install-module: module
+	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=updates modules_install
+	$(Q)test -n "$(DESTDIR)" || depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+
+install-headers:
+	$(Q)install -D -m 0644 kmod/uapi/linux/gpusched.h \
+		$(DESTDIR)$(INCLUDEDIR)/linux/gpusched.h
 
 style:
 	$(Q)tests/tools/checkpatch.sh
