@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host side shared by gs-driver-client, gs-runtime-client and gs-probe:
+ * see gs-common.h. No CUDA here; the backend does every CUDA call.
+ *
+ * Accounting: a kernel of K microseconds of solo work has K x iters_per_us
+ * iterations, where iters_per_us is the slope of kernel time against
+ * iterations measured alone (gs_calibrate). A process's GPU share is
+ * kernels completed x K / wall time, wall time running from the common start
+ * instant to the completion of its last kernel. Per-kernel launch overhead,
+ * gaps between kernels and time lost to context switches all count as lost
+ * share, so one process alone scores a little under 1.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gs-common.h"
+
+static const char *prog = "gs-client";
+
+void gs_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void gs_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void gs_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+double gs_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static double realtime_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+static double parse_num(const char *what, const char *s, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < lo || v > hi) {
+		fprintf(stderr, "%s: bad %s '%s' (want %g..%g)\n", prog, what, s,
+			lo, hi);
+		exit(2);
+	}
+	return v;
+}
+
+static void usage(const struct gs_opts *o, const char *extra_opt,
+		  const char *extra_help, FILE *f)
+{
+	fprintf(f,
+"usage: %s [options]\n"
+"  --kernel-us US      solo work per kernel, microseconds (default %g)\n"
+"  --seconds S         run time after the start barrier (default %g)\n"
+"  --period-us US      periodic: one kernel every US, latency recorded;\n"
+"                      0 = busy, back to back (default %g)\n"
+"  --start-at T        start at CLOCK_REALTIME T (seconds since the epoch,\n"
+"                      decimals allowed), after CUDA init and warm-up;\n"
+"                      default: env GPUSCHED_START_AT, else at once\n"
+"  --iters-per-us N    calibration to use; default: env\n"
+"                      GPUSCHED_ITERS_PER_US, else calibrate alone first\n"
+"  --calibrate         calibrate alone, print the result as JSON, exit\n"
+"  --warmup-ms MS      warm-up before the barrier (default %g)\n"
+"  --depth N           busy: most kernels queued (default: ~8 ms of work,\n"
+"                      2..256)\n"
+"  --device N          CUDA device ordinal (default 0)\n"
+"  --label S           copied into the JSON\n",
+		o->prog, o->kernel_us, o->seconds, o->period_us, o->warmup_ms);
+	if (extra_opt)
+		fprintf(f, "  --%-17s %s\n", extra_opt, extra_help);
+	fprintf(f,
+"Prints one line of JSON at the end: pid, kernels, solo_us, wall_s,\n"
+"share = kernels x solo_us / wall time, and latency percentiles if periodic.\n");
+}
+
+void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
+	      const char *extra_help)
+{
+	enum { O_KUS = 256, O_SEC, O_PER, O_START, O_IPU, O_CAL, O_WARM,
+	       O_DEPTH, O_DEV, O_LABEL, O_EXTRA, O_HELP };
+	struct option lo[] = {
+		{ "kernel-us", required_argument, NULL, O_KUS },
+		{ "seconds", required_argument, NULL, O_SEC },
+		{ "period-us", required_argument, NULL, O_PER },
+		{ "start-at", required_argument, NULL, O_START },
+		{ "iters-per-us", required_argument, NULL, O_IPU },
+		{ "calibrate", no_argument, NULL, O_CAL },
+		{ "warmup-ms", required_argument, NULL, O_WARM },
+		{ "depth", required_argument, NULL, O_DEPTH },
+		{ "device", required_argument, NULL, O_DEV },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "help", no_argument, NULL, O_HELP },
+		{ extra_opt ? extra_opt : "", required_argument, NULL, O_EXTRA },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *s;
+	int c;
+
+	prog = o->prog;
+	if (!extra_opt)
+		lo[11].name = NULL;	/* drop the empty extra option */
+
+	s = getenv("GPUSCHED_START_AT");
+	if (s && *s)
+		o->start_at = parse_num("GPUSCHED_START_AT", s, 0, 1e11);
+	s = getenv("GPUSCHED_ITERS_PER_US");
+	if (s && *s)
+		o->iters_per_us = parse_num("GPUSCHED_ITERS_PER_US", s, 1e-6, 1e9);
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_KUS:
+			o->kernel_us = parse_num("--kernel-us", optarg, 0.01, 1e8);
+			break;
+		case O_SEC:
+			o->seconds = parse_num("--seconds", optarg, 0.001, 1e6);
+			break;
+		case O_PER:
+			o->period_us = parse_num("--period-us", optarg, 0, 1e9);
+			break;
+		case O_START:
+			o->start_at = parse_num("--start-at", optarg, 0, 1e11);
+			break;
+		case O_IPU:
+			o->iters_per_us = parse_num("--iters-per-us", optarg,
+						    1e-6, 1e9);
+			break;
+		case O_CAL:
+			o->calibrate = 1;
+			break;
+		case O_WARM:
+			o->warmup_ms = parse_num("--warmup-ms", optarg, 0, 1e6);
+			break;
+		case O_DEPTH:
+			o->depth = (int)parse_num("--depth", optarg, 1,
+						  GS_MAX_DEPTH);
+			break;
+		case O_DEV:
+			o->device = (int)parse_num("--device", optarg, 0, 1024);
+			break;
+		case O_LABEL:
+			o->label = optarg;
+			break;
+		case O_EXTRA:
+			o->extra = optarg;
+			break;
+		case 'h':
+		case O_HELP:
+			usage(o, extra_opt, extra_help, stdout);
+			exit(0);
+		default:
+			usage(o, extra_opt, extra_help, stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
+			argv[optind]);
+		exit(2);
+	}
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static double pct(const double *v, size_t n, double q)
+{
+	size_t k;
+
+	if (!n)
+		return 0;
+	k = (size_t)ceil(q * (double)n);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return pct(v, n, 0.5);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_head(FILE *f, const struct gs_backend *b,
+		      const struct gs_opts *o)
+{
+	fprintf(f, "{\"tool\":");
+	json_str(f, o->prog);
+	fprintf(f, ",\"api\":\"%s\",\"label\":", b->api);
+	json_str(f, o->label ? o->label : "");
+	fprintf(f, ",\"pid\":%d,\"device\":", (int)getpid());
+	json_str(f, b->device_name);
+	fprintf(f, ",\"uuid\":");
+	json_str(f, b->device_uuid);
+	fprintf(f, ",\"sms\":%d,\"blocks\":%d,\"threads\":%d", b->sms,
+		b->blocks, b->threads);
+}
+
+/* ---- calibration --------------------------------------------------------- */
+
+struct gs_cal {
+	double iters_per_us;
+	double overhead_us;	/* intercept: launch + ramp + tail per kernel */
+	int npts;
+	double pt_iters[8], pt_us[8];
+	int nchk;
+	double chk_us[4], chk_meas[4];
+};
+
+static double time_median(struct gs_backend *b, uint32_t iters, int reps)
+{
+	double t[16];
+	int i;
+
+	for (i = 0; i < reps && i < 16; i++)
+		t[i] = b->time_one(b, iters);
+	return median(t, (size_t)i);
+}
+
+static uint32_t iters_for(double us, double ipu)
+{
+	double n = round(us * ipu);
+
+	if (n < 1)
+		n = 1;
+	if (n > 4294967295.0)
+		gs_die("%.0f us is %.0f iterations, more than a kernel takes",
+		       us, n);
+	return (uint32_t)n;
+}
+
+/* Back-to-back kernels of iters each for ms milliseconds, then sync. */
+static void warm_up(struct gs_backend *b, uint32_t iters, double ms)
+{
+	double end = gs_now_us() + ms * 1e3;
+	long n = 0;
+
+	do {
+		b->launch(b, iters, 0);
+		n++;
+	} while (gs_now_us() < end || n < 2);
+	b->sync(b);
+}
+
+/*
+ * Kernel time is overhead + iters / iters_per_us. Find a size of about 1 ms,
+ * warm the clocks up, time six sizes from 0.25 ms to 8 ms (median of five
+ * each) and fit a line; iters_per_us is the inverse of its slope.
+ */
+static void gs_calibrate(struct gs_backend *b, const struct gs_opts *o,
+			 struct gs_cal *c)
+{
+	static const double targets[] = { 250, 500, 1000, 2000, 4000, 8000 };
+	static const double checks[] = { 20, 50, 100, 1000 };
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, t, ipu0, n;
+	uint32_t it = 1024;
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	b->time_one(b, it);	/* module load, first-launch costs */
+	for (;;) {
+		t = b->time_one(b, it);
+		if (t >= 1000 || it >= 0x40000000u)
+			break;
+		it = t > 1 ? (uint32_t)fmin(it * fmin(4.0, 1200.0 / t),
+					    0x40000000u) : it * 4;
+	}
+	ipu0 = it / t;
+	warm_up(b, it, o->warmup_ms > 500 ? o->warmup_ms : 500);
+
+	c->npts = (int)(sizeof(targets) / sizeof(targets[0]));
+	for (i = 0; i < c->npts; i++) {
+		c->pt_iters[i] = iters_for(targets[i], ipu0);
+		c->pt_us[i] = time_median(b, (uint32_t)c->pt_iters[i], 5);
+		sx += c->pt_iters[i];
+		sy += c->pt_us[i];
+		sxx += c->pt_iters[i] * c->pt_iters[i];
+		sxy += c->pt_iters[i] * c->pt_us[i];
+	}
+	n = c->npts;
+	t = (n * sxy - sx * sy) / (n * sxx - sx * sx);	/* slope: us/iter */
+	if (!(t > 0))
+		gs_die("calibration failed: kernel time does not grow with work");
+	c->iters_per_us = 1 / t;
+	c->overhead_us = (sy - t * sx) / n;
+
+	c->nchk = (int)(sizeof(checks) / sizeof(checks[0]));
+	for (i = 0; i < c->nchk; i++) {
+		c->chk_us[i] = checks[i];
+		c->chk_meas[i] = time_median(b, iters_for(checks[i],
+						c->iters_per_us), 9);
+	}
+}
+
+static void print_cal(const struct gs_backend *b, const struct gs_opts *o,
+		      const struct gs_cal *c)
+{
+	int i;
+
+	json_head(stdout, b, o);
+	printf(",\"mode\":\"calibrate\",\"iters_per_us\":%.4f,"
+	       "\"overhead_us\":%.3f,\"points\":[", c->iters_per_us,
+	       c->overhead_us);
+	for (i = 0; i < c->npts; i++)
+		printf("%s{\"iters\":%.0f,\"us\":%.3f}", i ? "," : "",
+		       c->pt_iters[i], c->pt_us[i]);
+	printf("],\"check\":[");
+	for (i = 0; i < c->nchk; i++)
+		printf("%s{\"solo_us\":%g,\"measured_us\":%.3f}", i ? "," : "",
+		       c->chk_us[i], c->chk_meas[i]);
+	printf("]}\n");
+	fflush(stdout);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+/* Wait for the common start instant; returns how late we woke, in us. */
+static double barrier(const struct gs_opts *o)
+{
+	struct timespec ts;
+	double late, wake;
+
+	if (o->start_at <= 0)
+		return 0;
+	if (realtime_s() > o->start_at) {
+		late = (realtime_s() - o->start_at) * 1e6;
+		gs_warn("start instant passed %.0f us before init and warm-up "
+			"were done; starting now", late);
+		return late;
+	}
+	/* Sleep to 2 ms before the instant, then spin: wake-ups can be late. */
+	wake = o->start_at - 0.002;
+	ts.tv_sec = (time_t)wake;
+	ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec > 999999999)
+		ts.tv_nsec = 999999999;
+	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+	while ((late = realtime_s() - o->start_at) < 0)
+		;
+	return late * 1e6;
+}
+
+int gs_main(struct gs_backend *b, struct gs_opts *o)
+{
+	const char *cal_src = "option";
+	double t0, t1, tend, late, *lat = NULL, next, now, sub;
+	double t_start = gs_now_us(), t_init, t_ready;
+	size_t nlat = 0, cap = 0;
+	long kernels = 0, missed = 0;
+	uint32_t iters;
+	int depth = o->depth;
+	struct gs_cal cal;
+
+	prog = o->prog;
+	if (o->period_us > 0) {
+		depth = 1;
+	} else if (!depth) {
+		depth = (int)ceil(8000 / o->kernel_us);
+		depth = depth < 2 ? 2 : depth > 256 ? 256 : depth;
+	}
+
+	b->init(b, o->device, depth);
+	t_init = gs_now_us();
+
+	if (o->calibrate) {
+		gs_calibrate(b, o, &cal);
+		print_cal(b, o, &cal);
+		b->fini(b);
+		return 0;
+	}
+	if (getenv("GPUSCHED_ITERS_PER_US") && o->iters_per_us > 0)
+		cal_src = "env";
+	if (o->iters_per_us <= 0) {
+		gs_warn("no --iters-per-us or GPUSCHED_ITERS_PER_US: "
+			"calibrating now, which is only right when alone");
+		gs_calibrate(b, o, &cal);
+		o->iters_per_us = cal.iters_per_us;
+		cal_src = "self";
+	}
+	iters = iters_for(o->kernel_us, o->iters_per_us);
+
+	warm_up(b, iters, o->warmup_ms);
+	if (o->period_us > 0) {
+		cap = (size_t)(o->seconds * 1e6 / o->period_us) + 16;
+		lat = malloc(cap * sizeof(*lat));
+		if (!lat)
+			gs_die("out of memory for %zu latencies", cap);
+	}
+
+	t_ready = gs_now_us();
+	late = barrier(o);
+	t0 = gs_now_us();
+	tend = t0 + o->seconds * 1e6;
+
+	if (o->period_us <= 0) {
+		/* Busy: keep up to depth kernels queued, back to back. */
+		while (gs_now_us() < tend) {
+			int slot = (int)(kernels % depth);
+
+			if (kernels >= depth)
+				b->wait(b, slot);
+			b->launch(b, iters, slot);
+			kernels++;
+		}
+		b->sync(b);
+	} else {
+		/*
+		 * Periodic: one kernel per tick of an absolute schedule;
+		 * latency from submission to completion as the host sees it
+		 * after a stream synchronize. A kernel that completes after
+		 * the next tick pushes the schedule: those ticks are counted
+		 * as missed, not queued.
+		 */
+		next = t0;
+		while (next < tend) {
+			now = gs_now_us();
+			if (now < next) {
+				struct timespec ts;
+				double d = next - now;
+
+				ts.tv_sec = (time_t)(d / 1e6);
+				ts.tv_nsec = (long)((d - ts.tv_sec * 1e6) * 1e3);
+				while (nanosleep(&ts, &ts) == -1 &&
+				       errno == EINTR)
+					;
+			}
+			sub = gs_now_us();
+			b->launch(b, iters, 0);
+			b->sync(b);
+			now = gs_now_us();
+			if (nlat < cap)
+				lat[nlat++] = now - sub;
+			kernels++;
+			next += o->period_us;
+			while (next < now) {
+				next += o->period_us;
+				missed++;
+			}
+		}
+	}
+	t1 = gs_now_us();
+
+	json_head(stdout, b, o);
+	printf(",\"pattern\":\"%s\",\"kernel_us\":%g,\"iters\":%u,"
+	       "\"iters_per_us\":%.4f,\"calibration\":\"%s\",\"depth\":%d,"
+	       "\"period_us\":%g,\"seconds\":%g,\"init_ms\":%.1f,"
+	       "\"ready_ms\":%.1f,\"start_late_us\":%.1f,"
+	       "\"kernels\":%ld,\"solo_us\":%g,\"wall_s\":%.6f,"
+	       "\"share\":%.4f",
+	       o->period_us > 0 ? "periodic" : "busy", o->kernel_us, iters,
+	       o->iters_per_us, cal_src, depth, o->period_us, o->seconds,
+	       (t_init - t_start) / 1e3, (t_ready - t_start) / 1e3, late, kernels, o->kernel_us, (t1 - t0) / 1e6,
+	       kernels * o->kernel_us / (t1 - t0));
+	if (o->period_us > 0) {
+		double sum = 0;
+		size_t i;
+
+		qsort(lat, nlat, sizeof(*lat), cmp_double);
+		for (i = 0; i < nlat; i++)
+			sum += lat[i];
+		printf(",\"missed_periods\":%ld,\"latency_us\":{\"n\":%zu,"
+		       "\"min\":%.1f,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
+		       "\"p999\":%.1f,\"max\":%.1f,\"mean\":%.1f}",
+		       missed, nlat, pct(lat, nlat, 0), pct(lat, nlat, 0.5),
+		       pct(lat, nlat, 0.9), pct(lat, nlat, 0.99),
+		       pct(lat, nlat, 0.999), nlat ? lat[nlat - 1] : 0,
+		       nlat ? sum / nlat : 0);
+		fprintf(stderr, "%s: pid %d: %zu launches, latency p50 %.1f us, "
+			"p99 %.1f us, max %.1f us; share %.4f\n", prog,
+			(int)getpid(), nlat, pct(lat, nlat, 0.5),
+			pct(lat, nlat, 0.99), nlat ? lat[nlat - 1] : 0,
+			kernels * o->kernel_us / (t1 - t0));
+	}
+	printf("}\n");
+	fflush(stdout);
+	free(lat);
+	b->fini(b);
+	return 0;
+}
