@@ -129,10 +129,29 @@ static void bucket_fill(struct gs_pol_bucket *b, u32 pct,
 	b->stamp = now;
 }
 
-/* How long a holder can run from @credit before the bucket is empty. */
+/*
+ * Charge a grant of @held ns that ended at @now. The bucket kept earning
+ * while it was spent, so it is capped after the spending, not before (that
+ * would throw away what the grant earned).
+ */
+static void bucket_spend(struct gs_pol_bucket *b, u32 pct, u64 window,
+			 u64 start, u64 now, u64 held)
+{
+	s64 max = (s64)pct * (s64)window;
+
+	bucket_refill(b, pct, window, start);
+	if (now > b->stamp)
+		b->credit += (s64)pct * (s64)clamp_span(now - b->stamp);
+	b->credit -= (s64)(held * 100);
+	if (b->credit > max)
+		b->credit = max;
+	b->stamp = max_u64(b->stamp, now);
+}
+
+/* How long a holder can run from @credit until the bucket is empty. */
 static u64 bucket_runway(s64 credit, u32 pct, u64 min_ns)
 {
-	u64 t = credit > 0 ? gs_div64((u64)credit, 100 - pct) : 0;
+	u64 t = credit > 0 ? gs_div64((u64)credit + 99 - pct, 100 - pct) : 0;
 
 	return clamp_span(max_u64(t, min_ns));
 }
@@ -285,19 +304,18 @@ static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
 /* End the holder's grant and charge it: held time, virtual time, budgets. */
 static void charge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 {
-	u64 held = clamp_span(now - c->grant_start);
+	u64 held = now - c->grant_start;
+	u64 span = clamp_span(held);	/* what is scaled */
 
 	c->held_ns += held;
 	d->held_ns += held;
-	c->vtime += gs_div64(held * GPUSCHED_WEIGHT_DEFAULT, c->weight);
-	if (capped(c)) {
-		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
-		c->cap.credit -= (s64)(held * 100);
-	}
-	if (c->rank == GS_RANK_LATENCY) {
-		bucket_refill(&d->latency, d->p.latency_pct, d->p.window_ns, now);
-		d->latency.credit -= (s64)(held * 100);
-	}
+	c->vtime += gs_div64(span * GPUSCHED_WEIGHT_DEFAULT, c->weight);
+	if (capped(c))
+		bucket_spend(&c->cap, c->cap_pct, d->p.window_ns,
+			     c->grant_start, now, span);
+	if (c->rank == GS_RANK_LATENCY)
+		bucket_spend(&d->latency, d->p.latency_pct, d->p.window_ns,
+			     c->grant_start, now, span);
 	c->state = GS_POL_IDLE;
 	c->yield_requested = false;
 	d->holder = NULL;
@@ -520,8 +538,27 @@ void gs_pol_tick(struct gs_pol_dev *d, u64 now, struct gs_pol_effects *fx)
 }
 
 /*
+ * Would update() act at @now? True when an event fell due that no call has
+ * acted on yet (the caller's timer has not run, and it asks again).
+ */
+static bool overdue(const struct gs_pol_dev *d, u64 now)
+{
+	const struct gs_pol_client *h = d->holder;
+	const struct gs_pol_client *next;
+	u32 rank;
+
+	next = pick(d, now, &rank);
+	if (!h)
+		return next;
+	if (now >= h->hard_end)
+		return true;
+	return next && (rank < h->rank || now >= h->slice_end);
+}
+
+/*
  * The earliest time after @now at which update() could decide differently
  * without any call in between, or GS_POL_NEVER. Callers arm a timer for it.
+ * An event already due (no call acted on it yet) is due at @now + 1.
  */
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 {
@@ -531,6 +568,8 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 
 	if (h && h->yield_requested)
 		return max_u64(h->yield_at + d->p.grace_ns, now + 1);
+	if (overdue(d, now))
+		return now + 1;
 	if (h) {
 		t = h->hard_end;
 		if (d->nr_waiting && h->slice_end > now)
