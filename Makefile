@@ -49,6 +49,10 @@ include kernels/build.mk
 include tests/build.mk
 include tests/demo/build.mk
 -include tests/unit/build.mk
+# Fuzzers (make fuzz; in-VM ones join make check) and the debug kernel
+# (make check-debug): issue 6.
+-include tests/fuzz/build.mk
+-include tests/debug/build.mk
 
 user: $(USER_TARGETS)
 

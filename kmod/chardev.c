@@ -12,7 +12,7 @@ static int gs_open(struct inode *inode, struct file *file)
 	struct gs_client *c;
 	int err;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
 	if (!c)
 		return -ENOMEM;
 	err = gs_client_init(c);

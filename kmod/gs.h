@@ -45,7 +45,7 @@ struct gs_client {
 	wait_queue_head_t wq;		/* woken when granted */
 	u64 grant_gen;			/* under gpu->lock */
 	struct list_head node;		/* on gpu->clients, under gpu->lock */
-	/* Who opened the file; fixed at open, read by netlink and sysfs. */
+	/* Numbered at attach; who opened the file, fixed at open. */
 	u64 id;
 	struct pid *pid;
 	kuid_t uid;

@@ -126,10 +126,8 @@ static ssize_t gs_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 	u64 v;
 	int err;
 
-	err = kstrtou64(buf, 10, &v);
-	if (err)
-		return err;
-	if (v > U32_MAX)
+	/* Too large for the type is out of range too: EINVAL, not ERANGE. */
+	if (kstrtou64(buf, 10, &v) || v > U32_MAX)
 		return -EINVAL;
 	spin_lock_bh(&gpu->lock);
 	p = gpu->pol.p;

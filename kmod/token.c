@@ -203,7 +203,8 @@ int gs_gpu_set_params(struct gs_gpu *gpu, const struct gs_pol_params *p)
 
 int gs_client_init(struct gs_client *c)
 {
-	c->page = (struct gpusched_status *)get_zeroed_page(GFP_KERNEL);
+	/* Charged to the opener's memory cgroup, as the client struct is. */
+	c->page = (struct gpusched_status *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
 	if (!c->page)
 		return -ENOMEM;
 	c->page->version = GPUSCHED_STATUS_VERSION;
@@ -211,7 +212,6 @@ int gs_client_init(struct gs_client *c)
 	mutex_init(&c->attach_lock);
 	init_waitqueue_head(&c->wq);
 	INIT_LIST_HEAD(&c->node);
-	c->id = atomic64_inc_return(&gs_next_client_id);
 	c->pid = get_pid(task_tgid(current));
 	c->uid = current_euid();
 	c->gid = current_egid();
@@ -304,6 +304,11 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid)
 	}
 	spin_lock_bh(&gpu->lock);
 	now = ktime_get_ns();
+	/*
+	 * Numbered here, under the lock, so that each GPU's list is in
+	 * increasing id order: netlink dumps resume after the last id put.
+	 */
+	c->id = atomic64_inc_return(&gs_next_client_id);
 	gs_pol_client_init(&gpu->pol, &c->pol, now);
 	list_add_tail(&c->node, &gpu->clients);
 	gs_status_sync(gpu, c, now);

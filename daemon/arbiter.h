@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The user-space arbiter: the gpusched token served on a Unix socket. */
+#ifndef GSD_ARBITER_H
+#define GSD_ARBITER_H
+
+#include <stdbool.h>
+#include "policy.h"
+
+struct arb_options {
+	const char *socket_path;
+	struct gs_pol_params params;
+	unsigned int max_gpus;
+	bool verbose;
+};
+
+/* Serve until SIGTERM or SIGINT; returns the exit status. */
+int arbiter_run(const struct arb_options *o);
+
+#endif

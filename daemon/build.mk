@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# gpuschedd (for now its arbiter mode) and gpusched-run. The arbiter
+# compiles the module's policy, kmod/policy.c, as it is.
+
+GSD_DIR := $(B)/daemon
+GSD_BINS := $(GSD_DIR)/gpuschedd $(GSD_DIR)/gpusched-run
+GSD_CFLAGS = $(USER_CFLAGS) -Idaemon -fPIE
+
+$(GSD_DIR)/%.o: daemon/%.c $(wildcard daemon/*.h) kmod/policy.h kmod/uapi/linux/gpusched.h
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
+
+$(GSD_DIR)/policy.o: kmod/policy.c kmod/policy.h kmod/uapi/linux/gpusched.h
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
+
+$(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_DIR)/arbiter.o $(GSD_DIR)/policy.o
+	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_LDLIBS)
+
+# The installed library's path is compiled in (GPUSCHED_LIBRARY overrides
+# it at run time); the header changes when LIBDIR does, so does the program.
+$(GSD_DIR)/gsrun-libdir.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '#define GPUSCHED_LIBRARY "$(LIBDIR)/libgpusched.so.1"' >$@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(GSD_DIR)/gpusched-run.o: GSD_CFLAGS += -include $(GSD_DIR)/gsrun-libdir.h
+$(GSD_DIR)/gpusched-run.o: $(GSD_DIR)/gsrun-libdir.h
+.PHONY: FORCE
+FORCE:
+$(GSD_DIR)/gpusched-run: $(GSD_DIR)/gpusched-run.o
+	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^
+
+USER_TARGETS += $(GSD_BINS)
+
+.PHONY: install-daemon
+install-daemon: $(GSD_BINS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(GSD_DIR)/gpuschedd $(DESTDIR)$(BINDIR)/gpuschedd
+	install -m 0755 $(GSD_DIR)/gpusched-run $(DESTDIR)$(BINDIR)/gpusched-run
+	install -m 0644 Documentation/man/gpuschedd.8 $(DESTDIR)$(MANDIR)/man8/gpuschedd.8
+	install -m 0644 Documentation/man/gpusched-run.1 $(DESTDIR)$(MANDIR)/man1/gpusched-run.1
+
+INSTALL_TARGETS += install-daemon
+
+# The netlink mode and gpuschedctl.
+include daemon/nl.mk

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuschedd: the gpusched policy daemon. For now only its arbiter mode,
+ * which serves the token from user space where gpusched.ko cannot load.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/gpusched.h>
+
+#include "arbiter.h"
+#include "nlmode.h"
+
+static void usage(FILE *f)
+{
+	struct gs_pol_params d;
+
+	gs_pol_default_params(&d);
+	fprintf(f,
+"Usage: gpuschedd --arbiter [OPTION]...\n"
+"Serve one fair-share token per GPU to libgpusched clients on a Unix socket,\n"
+"for hosts that cannot load gpusched.ko. Runs in the foreground, logs to\n"
+"standard error, exits cleanly on SIGTERM or SIGINT.\n"
+"\n"
+"  --arbiter              run the user-space arbiter (required for now)\n"
+"  --socket PATH          listen here (default %s)\n"
+"  --timeslice-us N       slice a holder keeps the token while others wait\n"
+"  --grace-us N           time a holder has to release once asked\n"
+"  --min-grant-us N       no cap or budget cuts a grant shorter\n"
+"  --starve-us N          a batch client waiting this long is served next\n"
+"  --window-us N          burst allowed by caps and the latency budget\n"
+"  --latency-pct N        token time the latency class may take first (0-90)\n"
+"  --max-gpus N           tokens to create at most (default 16)\n"
+"  -v, --verbose          log every attach and detach\n"
+"  -h, --help             show this help\n"
+"\n"
+"Defaults of the policy: slice %llu us, grace %llu us, min grant %llu us,\n"
+"starve %llu us, window %llu us, latency %u%%.\n",
+		GPUSCHED_ARBITER_SOCKET,
+		(unsigned long long)d.slice_ns / 1000,
+		(unsigned long long)d.grace_ns / 1000,
+		(unsigned long long)d.min_grant_ns / 1000,
+		(unsigned long long)d.starve_ns / 1000,
+		(unsigned long long)d.window_ns / 1000, (unsigned int)d.latency_pct);
+}
+
+static int parse_u64(const char *opt, const char *s, unsigned long long max,
+		     unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || *end || end == s || s[0] == '-' || *out > max) {
+		fprintf(stderr, "gpuschedd: %s: \"%s\" is not a number from 0 to %llu\n",
+			opt, s, max);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_SOCKET = 256, O_SLICE, O_GRACE, O_MINGRANT, O_STARVE,
+	       O_WINDOW, O_LATENCY, O_MAXGPUS };
+	static const struct option opts[] = {
+		{ "arbiter", no_argument, NULL, 'a' },
+		{ "socket", required_argument, NULL, O_SOCKET },
+		{ "timeslice-us", required_argument, NULL, O_SLICE },
+		{ "grace-us", required_argument, NULL, O_GRACE },
+		{ "min-grant-us", required_argument, NULL, O_MINGRANT },
+		{ "starve-us", required_argument, NULL, O_STARVE },
+		{ "window-us", required_argument, NULL, O_WINDOW },
+		{ "latency-pct", required_argument, NULL, O_LATENCY },
+		{ "max-gpus", required_argument, NULL, O_MAXGPUS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct arb_options o = {
+		.socket_path = GPUSCHED_ARBITER_SOCKET,
+		.max_gpus = 16,
+	};
+	bool arbiter = false;
+	unsigned long long v;
+	int c, err;
+
+	/* Without --arbiter: the policy daemon of gpusched.ko (nlmode.c). */
+	if (gs_nlmode_wanted(argc, argv))
+		return gs_nlmode_main(argc, argv);
+	gs_pol_default_params(&o.params);
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		const unsigned long long us_max = ULLONG_MAX / 1000;
+
+		switch (c) {
+		case 'a':
+			arbiter = true;
+			break;
+		case O_SOCKET:
+			o.socket_path = optarg;
+			break;
+		case O_SLICE: case O_GRACE: case O_MINGRANT: case O_STARVE:
+		case O_WINDOW:
+			if (parse_u64(opts[c - O_SOCKET + 1].name, optarg, us_max, &v))
+				return 2;
+			v *= 1000;
+			if (c == O_SLICE)
+				o.params.slice_ns = v;
+			else if (c == O_GRACE)
+				o.params.grace_ns = v;
+			else if (c == O_MINGRANT)
+				o.params.min_grant_ns = v;
+			else if (c == O_STARVE)
+				o.params.starve_ns = v;
+			else
+				o.params.window_ns = v;
+			break;
+		case O_LATENCY:
+			if (parse_u64("--latency-pct", optarg, 100, &v))
+				return 2;
+			o.params.latency_pct = (unsigned int)v;
+			break;
+		case O_MAXGPUS:
+			if (parse_u64("--max-gpus", optarg, 1024, &v) || !v) {
+				if (!v)
+					fprintf(stderr, "gpuschedd: --max-gpus must be at least 1\n");
+				return 2;
+			}
+			o.max_gpus = (unsigned int)v;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpuschedd: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	if (!arbiter) {
+		fprintf(stderr, "gpuschedd: only the arbiter mode exists so far: run gpuschedd --arbiter\n");
+		return 2;
+	}
+	err = gs_pol_check_params(&o.params);
+	if (err) {
+		fprintf(stderr,
+			"gpuschedd: policy parameters out of range (slice 100 us..10 s, grace 1 ms..10 s, min grant 10 us..1 s, starve 1 ms..60 s, window 1 ms..10 s, latency 0..90%%)\n");
+		return 2;
+	}
+	return arbiter_run(&o);
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Names, ranges and text forms of knobs, parameters and UUIDs. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "knobs.h"
+
+/*
+ * The ranges are those of gs_pol_check_params() in kmod/policy.c (and of
+ * the module's netlink policy); tests/unit/test_policyfile.c checks every
+ * bound against that function, so the two cannot drift apart silently.
+ */
+const struct gs_knob_info gs_knobs[GS_NR_KNOBS] = {
+	[GS_KNOB_TIMESLICE] = { "timeslice_us", GPUSCHED_A_GPU_TIMESLICE_US,
+		100, 10000000, "slice a holder keeps the token while others wait" },
+	[GS_KNOB_GRACE] = { "grace_us", GPUSCHED_A_GPU_GRACE_US,
+		1000, 10000000, "time a holder has to release once asked" },
+	[GS_KNOB_MIN_GRANT] = { "min_grant_us", GPUSCHED_A_GPU_MIN_GRANT_US,
+		10, 1000000, "shortest grant that a cap or budget allows" },
+	[GS_KNOB_STARVE] = { "starve_us", GPUSCHED_A_GPU_STARVE_US,
+		1000, 60000000, "a batch client waiting this long is served next" },
+	[GS_KNOB_WINDOW] = { "window_us", GPUSCHED_A_GPU_WINDOW_US,
+		1000, 10000000, "burst allowed by caps and the latency budget" },
+	[GS_KNOB_LATENCY_PCT] = { "latency_pct", GPUSCHED_A_GPU_LATENCY_PCT,
+		0, 90, "token time the latency class may take first, percent" },
+};
+
+int gs_knob_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < GS_NR_KNOBS; i++)
+		if (!strcmp(gs_knobs[i].name, name))
+			return i;
+	return -1;
+}
+
+static const char *const class_names[] = {
+	[GPUSCHED_CLASS_LATENCY] = "latency",
+	[GPUSCHED_CLASS_NORMAL] = "normal",
+	[GPUSCHED_CLASS_BATCH] = "batch",
+};
+
+const char *gs_class_name(uint32_t class)
+{
+	return class <= GPUSCHED_CLASS_MAX ? class_names[class] : "?";
+}
+
+int gs_class_parse(const char *s, uint32_t *class)
+{
+	uint32_t i;
+
+	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++) {
+		if (!strcasecmp(s, class_names[i])) {
+			*class = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *gs_state_name(uint32_t state)
+{
+	static const char *const names[] = {
+		[GPUSCHED_STATE_DETACHED] = "detached",
+		[GPUSCHED_STATE_IDLE] = "idle",
+		[GPUSCHED_STATE_WAITING] = "waiting",
+		[GPUSCHED_STATE_HOLDING] = "holding",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+int gs_parse_u64(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull() takes "-1" and leading blanks; a knob must not. */
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int gs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out,
+		 const char **why)
+{
+	uint64_t v;
+
+	if (gs_parse_u64(s, &v)) {
+		*why = "not a number";
+		return -1;
+	}
+	if (v < lo || v > hi) {
+		*why = "out of range";
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int gs_client_param_parse(const char *key, const char *value,
+			  struct gpusched_params *p, char *msg, size_t size)
+{
+	const char *why;
+
+	if (!strcmp(key, "weight")) {
+		if (gs_parse_u32(value, GPUSCHED_WEIGHT_MIN, GPUSCHED_WEIGHT_MAX,
+				 &p->weight, &why)) {
+			snprintf(msg, size, "weight \"%s\": %s (%u..%u)", value,
+				 why, GPUSCHED_WEIGHT_MIN, GPUSCHED_WEIGHT_MAX);
+			return -1;
+		}
+		p->mask |= GPUSCHED_PARAM_WEIGHT;
+	} else if (!strcmp(key, "class")) {
+		if (gs_class_parse(value, &p->class)) {
+			snprintf(msg, size,
+				 "class \"%s\": expected latency, normal or batch",
+				 value);
+			return -1;
+		}
+		p->mask |= GPUSCHED_PARAM_CLASS;
+	} else if (!strcmp(key, "cap")) {
+		if (!strcasecmp(value, GS_CAP_TEXT_NONE)) {
+			p->cap_pct = GPUSCHED_CAP_NONE;
+		} else if (gs_parse_u32(value, 0, 100, &p->cap_pct, &why)) {
+			snprintf(msg, size,
+				 "cap \"%s\": %s (1..100 percent, or none)",
+				 value, why);
+			return -1;
+		}
+		p->mask |= GPUSCHED_PARAM_CAP;
+	} else {
+		snprintf(msg, size,
+			 "unknown client parameter \"%s\" (weight, class or cap)",
+			 key);
+		return -1;
+	}
+	return 0;
+}
+
+int gs_knob_parse(const char *key, const char *value, struct gs_knob_set *ks,
+		  char *msg, size_t size)
+{
+	int k = gs_knob_find(key);
+	const char *why;
+
+	if (k < 0) {
+		snprintf(msg, size,
+			 "unknown GPU knob \"%s\" (timeslice_us, grace_us, min_grant_us, starve_us, window_us or latency_pct)",
+			 key);
+		return -1;
+	}
+	if (gs_parse_u32(value, gs_knobs[k].min, gs_knobs[k].max,
+			 &ks->val[k], &why)) {
+		snprintf(msg, size, "%s \"%s\": %s (%u..%u)", key, value, why,
+			 gs_knobs[k].min, gs_knobs[k].max);
+		return -1;
+	}
+	ks->mask |= 1U << k;
+	return 0;
+}
+
+void gs_uuid_format(const uint8_t u[GPUSCHED_UUID_LEN],
+		    char out[GS_UUID_TEXT_LEN])
+{
+	snprintf(out, GS_UUID_TEXT_LEN,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int gs_uuid_parse(const char *s, uint8_t uuid[GPUSCHED_UUID_LEN])
+{
+	/* Where the dashes of the canonical form go: after these bytes. */
+	static const unsigned int dash_after = 1 << 3 | 1 << 5 | 1 << 7 | 1 << 9;
+	bool dashes;
+	int i, hi, lo;
+
+	if (!strncasecmp(s, "GPU-", 4))
+		s += 4;
+	dashes = strlen(s) == 36;
+	if (!dashes && strlen(s) != 32)
+		return -1;
+	for (i = 0; i < GPUSCHED_UUID_LEN; i++) {
+		hi = hexval(s[0]);
+		lo = hi < 0 ? -1 : hexval(s[1]);
+		if (lo < 0)
+			return -1;
+		uuid[i] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+		if (dashes && (dash_after & (1U << i))) {
+			if (*s != '-')
+				return -1;
+			s++;
+		}
+	}
+	return *s ? -1 : 0;
+}

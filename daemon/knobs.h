@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Names, ranges and text forms shared by the policy file, gpuschedd's
+ * netlink mode, gpuschedctl and the metrics: the per-GPU knobs, the client
+ * parameters, classes, states and GPU UUIDs. One table, so that a knob is
+ * spelled and bounded the same way in the file, on the command line, in
+ * sysfs and in the module's parameters.
+ */
+#ifndef GSD_KNOBS_H
+#define GSD_KNOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/gpusched.h>
+
+enum gs_knob {
+	GS_KNOB_TIMESLICE,
+	GS_KNOB_GRACE,
+	GS_KNOB_MIN_GRANT,
+	GS_KNOB_STARVE,
+	GS_KNOB_WINDOW,
+	GS_KNOB_LATENCY_PCT,
+	GS_NR_KNOBS
+};
+
+struct gs_knob_info {
+	const char *name;	/* as in sysfs and the module's parameters */
+	int attr;		/* GPUSCHED_A_GPU_* */
+	uint32_t min, max;	/* as kmod/policy.c's gs_pol_check_params() */
+	const char *doc;
+};
+
+extern const struct gs_knob_info gs_knobs[GS_NR_KNOBS];
+
+/* A set of knob values; only those in @mask (bit n: knob n) are given. */
+struct gs_knob_set {
+	unsigned int mask;
+	uint32_t val[GS_NR_KNOBS];
+};
+
+/* The knob called @name, or -1. */
+int gs_knob_find(const char *name);
+
+/* Client parameters, as struct gpusched_params: "weight", "class", "cap". */
+#define GS_CAP_TEXT_NONE	"none"
+
+const char *gs_class_name(uint32_t class);
+/* 0 and *class, or -1 if @s is not latency, normal or batch. */
+int gs_class_parse(const char *s, uint32_t *class);
+const char *gs_state_name(uint32_t state);
+
+/*
+ * A decimal number from @lo to @hi that fills all of @s: 0, or -1 with a
+ * reason in @why (static text) for a message.
+ */
+int gs_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out,
+		 const char **why);
+int gs_parse_u64(const char *s, uint64_t *out);
+
+/*
+ * Parse "KEY=VALUE" for a client parameter into @p (mask, weight, class,
+ * cap_pct): 0, or -1 with a message for a person in @msg.
+ */
+int gs_client_param_parse(const char *key, const char *value,
+			  struct gpusched_params *p, char *msg, size_t size);
+/* The same for a GPU knob into @ks. */
+int gs_knob_parse(const char *key, const char *value, struct gs_knob_set *ks,
+		  char *msg, size_t size);
+
+/*
+ * GPU UUIDs as nvidia-smi and sysfs print them:
+ * GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (lower case).
+ */
+#define GS_UUID_TEXT_LEN	(4 + 36 + 1)
+void gs_uuid_format(const uint8_t uuid[GPUSCHED_UUID_LEN],
+		    char out[GS_UUID_TEXT_LEN]);
+/*
+ * Accepts that form with or without "GPU-", in either case, with or
+ * without the dashes: 0, or -1.
+ */
+int gs_uuid_parse(const char *s, uint8_t uuid[GPUSCHED_UUID_LEN]);
+
+#endif /* GSD_KNOBS_H */

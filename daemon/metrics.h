@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Prometheus metrics of gpuschedd: a minimal HTTP/1.x server on a loopback
+ * TCP address, driven by the daemon's poll loop (one thread, no blocking),
+ * and the text exposition format (version 0.0.4) of GPUs, clients and the
+ * daemon's own counters.
+ */
+#ifndef GSD_METRICS_H
+#define GSD_METRICS_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "genl.h"
+#include "policyfile.h"
+
+/* The daemon's own counters, exported next to the module's. */
+struct gs_daemon_stats {
+	uint64_t applied;		/* clients given a rule's parameters */
+	uint64_t apply_errors;
+	uint64_t events[3];		/* attach, detach, overrun */
+	uint64_t lost;			/* event overflows (each a resync) */
+	uint64_t reloads_ok, reloads_failed;
+	bool last_reload_ok;
+	double last_reload_ok_time;	/* Unix time */
+	bool family;			/* the module's family is there */
+	const struct gs_policy *pol;
+	const uint64_t *rule_hits;	/* per rule of pol */
+};
+
+struct gs_metrics_data {
+	const struct gs_gpu_rec *gpus;
+	size_t nr_gpus;
+	const struct gs_client_rec *clients;
+	size_t nr_clients;
+	const struct gs_daemon_stats *st;
+};
+
+void gs_metrics_format(FILE *f, const struct gs_metrics_data *d);
+
+/* Writes the metrics page into @f; 0, or -errno (served as 503). */
+typedef int gs_metrics_render_fn(void *arg, FILE *f);
+
+struct gs_metrics;
+
+/*
+ * Listen on @addr: "127.0.0.1:PORT", "[::1]:PORT" or "localhost:PORT".
+ * Anything but loopback is refused: the page names every client's
+ * process and user. NULL with a message in @err on failure.
+ */
+struct gs_metrics *gs_metrics_open(const char *addr, gs_metrics_render_fn *fn,
+				   void *arg, char *err, size_t size);
+void gs_metrics_close(struct gs_metrics *m);
+
+/* Room needed in a pollfd array, at most. */
+#define GS_METRICS_MAX_FDS	17
+
+/* Fill @fds with what to poll; the number used. */
+int gs_metrics_pollfds(const struct gs_metrics *m, struct pollfd *fds);
+/* Serve what poll() reported in @fds (as filled); drop stale peers. */
+void gs_metrics_process(struct gs_metrics *m, const struct pollfd *fds, int n);
+/* Milliseconds until a connection times out, or -1. */
+int gs_metrics_timeout_ms(const struct gs_metrics *m);
+
+#endif /* GSD_METRICS_H */

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuschedd, netlink mode: apply the policy file to gpusched.ko.
+ *
+ * One thread and one poll loop over a signalfd, the event socket and the
+ * metrics server. The event socket joins the family's "events" group
+ * *before* the daemon dumps the existing clients, so that no client can
+ * attach unseen between the two; the table of handled clients makes the
+ * overlap harmless. The same resync follows a reload, an event overflow
+ * and the module's (re)appearance, so every path converges on "every
+ * client carries what the policy in force says".
+ *
+ * Rules are applied by client id, which never names another client, so a
+ * process that exits before the daemon gets to it costs an ESRCH, never a
+ * wrong client.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dlog.h"
+#include "genl.h"
+#include "metrics.h"
+#include "nlmode.h"
+#include "policyfile.h"
+#include "rules.h"
+
+struct client_ent {
+	uint64_t id;
+	uint32_t gpu;
+	uint32_t applied;	/* GPUSCHED_PARAM_* the daemon set */
+	uint64_t gen;		/* policy generation it was handled in */
+};
+
+struct gpu_ent {
+	uint32_t index;
+	unsigned int applied;	/* knobs the daemon set (1 << enum gs_knob) */
+	uint64_t gen;
+};
+
+static struct {
+	const char *config;
+	bool config_given;
+	const char *metrics_addr;
+	struct gs_policy *pol;
+	uint64_t *rule_hits;
+	uint64_t gen;			/* bumped by every policy load */
+	struct gs_nl *nl;		/* NULL while the family is absent */
+	struct gs_nl_events *ev;
+	struct gs_metrics *metrics;
+	struct gs_daemon_stats st;
+	struct client_ent *clients;	/* sorted by id */
+	size_t nr_clients, cap_clients;
+	struct gpu_ent *gpus;
+	size_t nr_gpus;
+	bool family_new, resync;
+} D;
+
+/* --- the table of handled clients, sorted by id (ids only grow) --- */
+
+static size_t client_pos(uint64_t id)
+{
+	size_t lo = 0, hi = D.nr_clients;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (D.clients[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct client_ent *client_find(uint64_t id)
+{
+	size_t i = client_pos(id);
+
+	return i < D.nr_clients && D.clients[i].id == id ? &D.clients[i] : NULL;
+}
+
+static struct client_ent *client_add(uint64_t id)
+{
+	size_t i = client_pos(id);
+
+	if (i < D.nr_clients && D.clients[i].id == id)
+		return &D.clients[i];
+	if (D.nr_clients == D.cap_clients) {
+		size_t cap = D.cap_clients ? 2 * D.cap_clients : 64;
+		struct client_ent *c = realloc(D.clients, cap * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		D.clients = c;
+		D.cap_clients = cap;
+	}
+	memmove(&D.clients[i + 1], &D.clients[i],
+		(D.nr_clients - i) * sizeof(*D.clients));
+	D.nr_clients++;
+	memset(&D.clients[i], 0, sizeof(D.clients[i]));
+	D.clients[i].id = id;
+	return &D.clients[i];
+}
+
+static void client_del(uint64_t id)
+{
+	size_t i = client_pos(id);
+
+	if (i >= D.nr_clients || D.clients[i].id != id)
+		return;
+	memmove(&D.clients[i], &D.clients[i + 1],
+		(D.nr_clients - i - 1) * sizeof(*D.clients));
+	D.nr_clients--;
+}
+
+static struct gpu_ent *gpu_ent(uint32_t index)
+{
+	struct gpu_ent *g;
+	size_t i;
+
+	for (i = 0; i < D.nr_gpus; i++)
+		if (D.gpus[i].index == index)
+			return &D.gpus[i];
+	g = realloc(D.gpus, (D.nr_gpus + 1) * sizeof(*g));
+	if (!g)
+		return NULL;
+	D.gpus = g;
+	g = &D.gpus[D.nr_gpus++];
+	memset(g, 0, sizeof(*g));
+	g->index = index;
+	return g;
+}
+
+/* --- applying the policy --- */
+
+static const char *errtext(int err)
+{
+	const char *m = D.nl ? gs_nl_errmsg(D.nl) : "";
+
+	return *m ? m : strerror(-err);
+}
+
+/* The module's default for a knob, to restore one the file no longer sets. */
+static int module_default(int knob, uint32_t *val)
+{
+	char path[128], buf[32];
+	const char *why;
+	FILE *f;
+	int err = -1;
+
+	snprintf(path, sizeof(path), "/sys/module/gpusched/parameters/%s",
+		 gs_knobs[knob].name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		err = gs_parse_u32(buf, gs_knobs[knob].min, gs_knobs[knob].max,
+				   val, &why);
+	}
+	fclose(f);
+	return err;
+}
+
+static void knobs_text(char *buf, size_t size, const struct gs_knob_set *ks)
+{
+	size_t n = 0;
+	int k;
+
+	buf[0] = '\0';
+	for (k = 0; k < GS_NR_KNOBS && n < size; k++)
+		if (ks->mask & (1U << k))
+			n += snprintf(buf + n, size - n, "%s%s=%u", n ? " " : "",
+				      gs_knobs[k].name, ks->val[k]);
+}
+
+/* Give GPU @index the knobs of the policy in force, once per generation. */
+static void gpu_apply(uint32_t index)
+{
+	struct gpu_ent *g = gpu_ent(index);
+	char uuid[GS_UUID_TEXT_LEN], text[256];
+	struct gs_knob_set ks;
+	struct gs_gpu_rec rec;
+	unsigned int want;
+	int k, err;
+
+	if (!g || g->gen == D.gen || !D.nl)
+		return;
+	err = gs_nl_get_gpu(D.nl, index, &rec);
+	if (err) {
+		gs_log(LOG_WARNING, "gpu%u: cannot read it: %s", index, errtext(err));
+		return;
+	}
+	gs_uuid_format(rec.uuid, uuid);
+	gs_policy_gpu_knobs(D.pol, rec.uuid, &ks);
+	want = ks.mask;
+	/* What an earlier policy set and this one does not: the default. */
+	for (k = 0; k < GS_NR_KNOBS; k++) {
+		unsigned int bit = 1U << k;
+
+		if ((g->applied & bit) && !(want & bit) &&
+		    !module_default(k, &ks.val[k]))
+			ks.mask |= bit;
+	}
+	g->gen = D.gen;
+	if (!ks.mask)
+		return;
+	knobs_text(text, sizeof(text), &ks);
+	err = gs_nl_set_gpu(D.nl, index, &ks);
+	if (err) {
+		D.st.apply_errors++;
+		gs_log(LOG_ERR, "gpu%u (%s): cannot set %s: %s", index, uuid,
+		       text, errtext(err));
+		return;
+	}
+	g->applied = want;
+	gs_log(LOG_INFO, "gpu%u (%s): %s", index, uuid, text);
+}
+
+static void params_text(char *buf, size_t size, const struct gpusched_params *p)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (p->mask & GPUSCHED_PARAM_WEIGHT)
+		n += snprintf(buf + n, size - n, "weight %u", p->weight);
+	if ((p->mask & GPUSCHED_PARAM_CLASS) && n < size)
+		n += snprintf(buf + n, size - n, "%sclass %s", n ? ", " : "",
+			      gs_class_name(p->class));
+	if ((p->mask & GPUSCHED_PARAM_CAP) && n < size) {
+		if (p->cap_pct)
+			snprintf(buf + n, size - n, "%scap %u%%", n ? ", " : "",
+				 p->cap_pct);
+		else
+			snprintf(buf + n, size - n, "%sno cap", n ? ", " : "");
+	}
+}
+
+/* Apply the policy in force to client @c, once per generation. */
+static void client_apply(const struct gs_client_rec *c)
+{
+	struct client_ent *e = client_find(c->id);
+	struct gpusched_params p = { 0 };
+	const struct gs_rule *r;
+	struct gs_proc proc;
+	uint32_t reset;
+	char text[128];
+	int err;
+
+	if (e && e->gen == D.gen)
+		return;
+	if (!e)
+		e = client_add(c->id);
+	if (!e) {
+		gs_log(LOG_ERR, "out of memory: client %llu left as it is",
+		       (unsigned long long)c->id);
+		return;
+	}
+	e->gpu = c->gpu;
+	e->gen = D.gen;
+	gpu_apply(c->gpu);
+
+	gs_proc_init(&proc, (pid_t)c->pid, c->uid, c->gid, c->comm);
+	r = gs_rules_match(D.pol, &proc);
+	gs_proc_release(&proc);
+	if (r) {
+		p = r->set;
+		D.rule_hits[r - D.pol->rules]++;
+	}
+	/* What an earlier policy set and this one does not: the default. */
+	reset = e->applied & ~p.mask;
+	if (reset & GPUSCHED_PARAM_WEIGHT)
+		p.weight = GPUSCHED_WEIGHT_DEFAULT;
+	if (reset & GPUSCHED_PARAM_CLASS)
+		p.class = GPUSCHED_CLASS_NORMAL;
+	if (reset & GPUSCHED_PARAM_CAP)
+		p.cap_pct = GPUSCHED_CAP_NONE;
+	p.mask |= reset;
+	if (!p.mask) {
+		gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s) uid %u: no rule matches",
+		       c->gpu, (unsigned long long)c->id, c->pid, c->comm, c->uid);
+		return;
+	}
+	params_text(text, sizeof(text), &p);
+	err = D.nl ? gs_nl_set_client(D.nl, c->id, 0, c->gpu, &p) : -ENOENT;
+	if (err == -ESRCH) {
+		/* It detached before we got to it. */
+		gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s) left before its rule applied",
+		       c->gpu, (unsigned long long)c->id, c->pid, c->comm);
+		client_del(c->id);
+		return;
+	}
+	if (err) {
+		D.st.apply_errors++;
+		gs_log(LOG_ERR, "gpu%u: client %llu pid %u (%s) uid %u: cannot set %s: %s",
+		       c->gpu, (unsigned long long)c->id, c->pid, c->comm, c->uid,
+		       text, errtext(err));
+		return;
+	}
+	e->applied = p.mask & ~reset;
+	D.st.applied++;
+	gs_log(LOG_INFO, "gpu%u: client %llu pid %u (%s) uid %u: %s%s%s: %s",
+	       c->gpu, (unsigned long long)c->id, c->pid, c->comm, c->uid,
+	       r ? "rule \"" : "no rule any more", r ? r->name : "",
+	       r ? "\"" : "", text);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct gs_client_rec *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Bring every GPU and client in line with the policy in force. */
+static void resync(void)
+{
+	struct gs_client_rec *cl = NULL;
+	struct gs_gpu_rec *gpus = NULL;
+	size_t n = 0, i, j, w;
+	int err;
+
+	D.resync = false;
+	if (!D.nl)
+		return;
+	err = gs_nl_get_gpus(D.nl, &gpus, &n);
+	if (err) {
+		gs_log(LOG_ERR, "cannot list GPUs: %s", errtext(err));
+		D.resync = true;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		gpu_apply(gpus[i].index);
+	free(gpus);
+
+	err = gs_nl_get_clients(D.nl, -1, &cl, &n);
+	if (err) {
+		gs_log(LOG_ERR, "cannot list clients: %s", errtext(err));
+		D.resync = true;
+		return;
+	}
+	/* In id order: the table's, and that of attaching. */
+	qsort(cl, n, sizeof(*cl), cmp_id);
+	for (i = 0; i < n; i++)
+		client_apply(&cl[i]);
+	/* Forget clients that left while we were not listening. */
+	for (i = j = w = 0; i < D.nr_clients; i++) {
+		while (j < n && cl[j].id < D.clients[i].id)
+			j++;
+		if (j < n && cl[j].id == D.clients[i].id)
+			D.clients[w++] = D.clients[i];
+	}
+	D.nr_clients = w;
+	free(cl);
+}
+
+/* The family appeared (or we start): connect, listen, resync. */
+static int family_connect(void)
+{
+	int err;
+
+	gs_nl_close(D.nl);
+	D.nl = NULL;
+	D.st.family = false;
+	err = gs_nl_open(&D.nl);
+	if (err == -ENOENT)
+		return 0;	/* not there: a FAMILY_NEW event will come */
+	if (err) {
+		gs_log(LOG_ERR, "generic netlink: %s", strerror(-err));
+		return err;
+	}
+	err = gs_nl_events_join(D.ev);
+	if (err == -EPERM) {
+		gs_log(LOG_ERR, "joining the gpusched events group needs CAP_NET_ADMIN: run gpuschedd as root");
+		return err;
+	}
+	if (err == -ENOENT) {
+		/* Gone again already; its FAMILY_DEL is on the way. */
+		gs_nl_close(D.nl);
+		D.nl = NULL;
+		return 0;
+	}
+	if (err) {
+		gs_log(LOG_ERR, "joining the gpusched events group: %s",
+		       strerror(-err));
+		return err;
+	}
+	D.st.family = true;
+	/* Whatever we knew was about another incarnation of the module. */
+	D.nr_clients = 0;
+	D.nr_gpus = 0;
+	gs_log(LOG_NOTICE, "connected to gpusched.ko");
+	resync();
+	return 0;
+}
+
+static void on_event(void *arg, enum gs_nl_event_kind kind,
+		     const struct gs_client_rec *c)
+{
+	(void)arg;
+	switch (kind) {
+	case GS_NL_EV_FAMILY_NEW:
+		D.family_new = true;
+		break;
+	case GS_NL_EV_FAMILY_DEL:
+		gs_log(LOG_WARNING, "gpusched.ko went away (unloaded?); waiting for it to come back");
+		gs_nl_close(D.nl);
+		D.nl = NULL;
+		D.st.family = false;
+		break;
+	case GS_NL_EV_ATTACH:
+		D.st.events[0]++;
+		gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s) uid %u attached",
+		       c->gpu, (unsigned long long)c->id, c->pid, c->comm, c->uid);
+		client_apply(c);
+		break;
+	case GS_NL_EV_DETACH:
+		D.st.events[1]++;
+		gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s) detached",
+		       c->gpu, (unsigned long long)c->id, c->pid, c->comm);
+		client_del(c->id);
+		break;
+	case GS_NL_EV_OVERRUN:
+		D.st.events[2]++;
+		gs_log(LOG_WARNING, "gpu%u: pid %u (%s) uid %u did not yield within the grace time: token revoked (%llu overruns for this client)",
+		       c->gpu, c->pid, c->comm, c->uid,
+		       (unsigned long long)c->overruns);
+		break;
+	case GS_NL_EV_LOST:
+		D.st.lost++;
+		gs_log(LOG_WARNING, "event socket overflowed: resyncing every client");
+		D.resync = true;
+		break;
+	}
+}
+
+static int render_metrics(void *arg, FILE *f)
+{
+	struct gs_metrics_data d = { .st = &D.st };
+	struct gs_client_rec *cl = NULL;
+	struct gs_gpu_rec *gpus = NULL;
+	int err = 0;
+
+	(void)arg;
+	D.st.pol = D.pol;
+	D.st.rule_hits = D.rule_hits;
+	if (D.nl) {
+		err = gs_nl_get_gpus(D.nl, &gpus, &d.nr_gpus);
+		if (!err)
+			err = gs_nl_get_clients(D.nl, -1, &cl, &d.nr_clients);
+		if (err) {
+			gs_log(LOG_WARNING, "metrics: %s", errtext(err));
+			goto out;
+		}
+		qsort(cl, d.nr_clients, sizeof(*cl), cmp_id);
+	}
+	d.gpus = gpus;
+	d.clients = cl;
+	gs_metrics_format(f, &d);
+out:
+	free(gpus);
+	free(cl);
+	return err;
+}
+
+/* Load the policy file; the old policy stays unless this one is good. */
+static int policy_load(bool reload)
+{
+	struct gs_policy *pol;
+	uint64_t *hits;
+	char err[1024];
+	struct stat st;
+
+	/* Without a file at the default path: no rules, knobs untouched. */
+	if (!D.config_given && stat(D.config, &st) && errno == ENOENT)
+		pol = gs_policy_parse(D.config, "", 0, err, sizeof(err));
+	else
+		pol = gs_policy_load(D.config, err, sizeof(err));
+	hits = pol ? calloc(pol->nr_rules + 1, sizeof(*hits)) : NULL;
+	if (!hits) {
+		if (pol)
+			snprintf(err, sizeof(err), "out of memory");
+		gs_policy_free(pol);
+		D.st.last_reload_ok = false;
+		if (reload) {
+			D.st.reloads_failed++;
+			gs_log(LOG_ERR, "%s; keeping the policy in force", err);
+		} else {
+			gs_log(LOG_ERR, "%s", err);
+		}
+		return -1;
+	}
+	gs_policy_free(D.pol);
+	free(D.rule_hits);
+	D.pol = pol;
+	D.rule_hits = hits;
+	D.gen++;
+	D.st.last_reload_ok = true;
+	D.st.last_reload_ok_time = (double)time(NULL);
+	D.st.reloads_ok += reload;
+	if (!D.config_given && stat(D.config, &st))
+		gs_log(LOG_NOTICE, "no policy file %s: no rules, GPU knobs left as they are",
+		       D.config);
+	else
+		gs_log(LOG_NOTICE, "%s %s: %zu rules, %zu GPU sections%s",
+		       reload ? "reloaded" : "loaded", D.config, pol->nr_rules,
+		       pol->nr_gpus, pol->gpu_all.mask ? " and [gpu]" : "");
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: gpuschedd [OPTION]...\n"
+"       gpuschedd --arbiter [OPTION]...   (see gpuschedd --arbiter --help)\n"
+"Apply a policy file to the clients of gpusched.ko: the knobs of each GPU,\n"
+"and the weight, class and cap of each client as it attaches. Runs in the\n"
+"foreground, logs to standard error, re-reads the file on SIGHUP (a file\n"
+"with an error leaves the policy in force), exits on SIGTERM.\n"
+"\n"
+"  -c, --config FILE    policy file (default %s)\n"
+"  -m, --metrics ADDR   serve Prometheus metrics on ADDR: 127.0.0.1:PORT,\n"
+"                       [::1]:PORT or localhost:PORT\n"
+"  -t, --check          check the policy file, print what is wrong, exit\n"
+"  -v, --verbose        also log every attach, detach and unmatched client\n"
+"  -h, --help           show this help\n"
+"\n"
+"Needs CAP_NET_ADMIN. See gpuschedd(8) and gpusched.conf(5).\n",
+		GS_POLICY_DEFAULT_PATH);
+}
+
+bool gs_nlmode_wanted(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--arbiter"))
+			return false;
+	return true;
+}
+
+static int run(void)
+{
+	struct pollfd fds[2 + GS_METRICS_MAX_FDS];
+	struct signalfd_siginfo si;
+	char err[512];
+	sigset_t mask;
+	int sfd, rc = 1, n, nm, timeout;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		gs_log(LOG_ERR, "signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if (D.metrics_addr) {
+		D.metrics = gs_metrics_open(D.metrics_addr, render_metrics, NULL,
+					    err, sizeof(err));
+		if (!D.metrics) {
+			gs_log(LOG_ERR, "%s", err);
+			goto out;
+		}
+		gs_log(LOG_INFO, "metrics on http://%s/metrics", D.metrics_addr);
+	}
+	n = gs_nl_events_open(&D.ev);
+	if (n) {
+		gs_log(LOG_ERR, "generic netlink: %s", strerror(-n));
+		goto out;
+	}
+	if (family_connect())
+		goto out;
+	if (!D.nl)
+		gs_log(LOG_NOTICE, "waiting for gpusched.ko (no generic netlink family \"gpusched\" yet: modprobe gpusched)");
+
+	for (;;) {
+		fds[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		fds[1] = (struct pollfd){ .fd = gs_nl_events_fd(D.ev), .events = POLLIN };
+		nm = D.metrics ? gs_metrics_pollfds(D.metrics, fds + 2) : 0;
+		timeout = D.metrics ? gs_metrics_timeout_ms(D.metrics) : -1;
+		/* A failed resync (say, ENOMEM) is retried after a pause. */
+		if (D.resync && (timeout < 0 || timeout > 1000))
+			timeout = 1000;
+		if (poll(fds, 2 + nm, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			gs_log(LOG_ERR, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (fds[1].revents) {
+			n = gs_nl_events_read(D.ev, on_event, NULL);
+			if (n)
+				gs_log(LOG_WARNING, "reading events: %s", strerror(-n));
+		}
+		if (D.family_new) {
+			D.family_new = false;
+			if (family_connect())
+				goto out;
+		}
+		if (D.resync)
+			resync();
+		if (nm)
+			gs_metrics_process(D.metrics, fds + 2, nm);
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				gs_log(LOG_NOTICE, "SIGHUP: reloading %s", D.config);
+				if (!policy_load(true))
+					resync();
+				continue;
+			}
+			gs_log(LOG_NOTICE, "%s: exiting", strsignal((int)si.ssi_signo));
+			rc = 0;
+			goto out;
+		}
+	}
+out:
+	gs_metrics_close(D.metrics);
+	gs_nl_events_close(D.ev);
+	gs_nl_close(D.nl);
+	close(sfd);
+	return rc;
+}
+
+int gs_nlmode_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "check", no_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	bool check = false, verbose = false;
+	int c, rc;
+
+	D.config = GS_POLICY_DEFAULT_PATH;
+	while ((c = getopt_long(argc, argv, "c:m:tvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			D.config = optarg;
+			D.config_given = true;
+			break;
+		case 'm':
+			D.metrics_addr = optarg;
+			break;
+		case 't':
+			check = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'gpuschedd --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "gpuschedd: unexpected argument \"%s\"\nTry 'gpuschedd --help'.\n",
+			argv[optind]);
+		return 2;
+	}
+	gs_log_init("gpuschedd", verbose ? LOG_DEBUG : LOG_INFO);
+	if (check) {
+		char err[1024];
+		struct gs_policy *pol;
+		struct stat st;
+
+		if (!D.config_given && stat(D.config, &st) && errno == ENOENT) {
+			printf("%s: no such file: gpuschedd runs without rules\n",
+			       D.config);
+			return 0;
+		}
+		pol = gs_policy_load(D.config, err, sizeof(err));
+
+		if (!pol) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		printf("%s: OK: %zu rules, %zu GPU sections%s\n", D.config,
+		       pol->nr_rules, pol->nr_gpus,
+		       pol->gpu_all.mask ? " and [gpu]" : "");
+		gs_policy_free(pol);
+		return 0;
+	}
+	if (policy_load(false))
+		return 1;
+	rc = run();
+	gs_policy_free(D.pol);
+	free(D.rule_hits);
+	free(D.clients);
+	free(D.gpus);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Matching a client's process against the rules of a policy. The uid and
+ * gid come from the token service (the credentials the client opened or
+ * connected with); the executable, groups, cgroup and label are read from
+ * /proc only when a rule asks for them, and at most once per process.
+ */
+#ifndef GSD_RULES_H
+#define GSD_RULES_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "policyfile.h"
+
+#define GS_LABEL_ENV	"GPUSCHED_LABEL"
+
+/* What the rules may look at, for one process. */
+struct gs_proc {
+	pid_t pid;
+	uint32_t uid, gid;
+	char comm[16];			/* as the kernel reports it */
+	const char *proc;		/* "/proc"; tests point it elsewhere */
+	unsigned int loaded;		/* 1 << enum gs_match_kind: looked up */
+	unsigned int known;		/* ... and found */
+	uint32_t *groups;		/* supplementary groups */
+	size_t nr_groups;
+	char exe[PATH_MAX];		/* full path of the executable */
+	char cgroup[PATH_MAX];		/* cgroup v2 path */
+	char label[256];		/* GPUSCHED_LABEL */
+};
+
+/* @comm may be NULL: it is then read from /proc when needed. */
+void gs_proc_init(struct gs_proc *p, pid_t pid, uint32_t uid, uint32_t gid,
+		  const char *comm);
+void gs_proc_release(struct gs_proc *p);
+
+/* The first rule of @pol that matches @p, or NULL. */
+const struct gs_rule *gs_rules_match(const struct gs_policy *pol,
+				     struct gs_proc *p);
+
+/*
+ * For a token service that learns of a new client (the arbiter, from
+ * SO_PEERCRED): the parameters that the first matching rule sets, in
+ * *@out (only the fields in out->mask are meaningful; apply them as a
+ * privileged SET_PARAMS), and the rule's name in *@rule. Returns 1 if a
+ * rule matched, 0 if none did (leave the client as it is).
+ */
+int gs_rules_classify(const struct gs_policy *pol, pid_t pid, uid_t uid,
+		      gid_t gid, struct gpusched_params *out,
+		      const char **rule);
+
+#endif /* GSD_RULES_H */

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Configuration from the environment, and the library's messages.
+ *
+ * The environment is read once, on first use, never in a constructor: a
+ * program that never touches CUDA must see no output and no side effect
+ * from the preloaded library, even with a bad GPUSCHED_* value.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static struct gs_config cfg;
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+
+uint64_t gs_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void gs_vlog(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n, m;
+
+	/* One write(2) per message, so lines of several threads and
+	 * processes do not interleave; stdio's buffers may not be usable.
+	 */
+	n = snprintf(buf, sizeof(buf), "gpusched[%d]: ", (int)getpid());
+	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		return;
+	n += m;
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+}
+
+void gs_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	gs_vlog(fmt, ap);
+	va_end(ap);
+}
+
+void gs_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!gs_config()->debug)
+		return;
+	va_start(ap, fmt);
+	gs_vlog(fmt, ap);
+	va_end(ap);
+}
+
+void gs_format_uuid(const unsigned char u[16], char out[42])
+{
+	snprintf(out, 42,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* An integer in [lo, hi], else the default with one warning. */
+static long env_long(const char *name, long lo, long hi, long def,
+		     const char *unit)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		gs_log("%s=\"%s\" is not a number from %ld to %ld%s; ignoring it",
+		       name, s, lo, hi, unit);
+		return def;
+	}
+	return v;
+}
+
+/* One of @words (index), else @def with one warning. */
+static int env_word(const char *name, const char *const *words, int n,
+		    int def, const char *expect)
+{
+	const char *s = getenv(name);
+
+	if (!s || !*s)
+		return def;
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, words[i]))
+			return i;
+	gs_log("%s=\"%s\" is not %s; ignoring it", name, s, expect);
+	return def;
+}
+
+static bool env_bool(const char *name)
+{
+	static const char *const words[] = { "0", "1", "no", "yes", "off", "on" };
+	int v = env_word(name, words, 6, 0, "0 or 1");
+
+	return v & 1;
+}
+
+static void config_read(void)
+{
+	static const char *const classes[] = { "latency", "normal", "batch" };
+	static const char *const fails[] = { "open", "closed" };
+	static const char *const backends[] = { "auto", "kmod", "arbiter" };
+	const char *s;
+
+	/* GPUSCHED_DEBUG first: gs_debug() calls gs_config(). */
+	cfg.debug = env_bool("GPUSCHED_DEBUG");
+	cfg.stats = env_bool("GPUSCHED_STATS");
+	cfg.weight = (int)env_long("GPUSCHED_WEIGHT", GPUSCHED_WEIGHT_MIN,
+				   GPUSCHED_WEIGHT_MAX, -1, "");
+	cfg.sched_class = env_word("GPUSCHED_CLASS", classes, 3, -1,
+				   "latency, normal or batch");
+	cfg.cap_pct = (int)env_long("GPUSCHED_CAP", 0, 100, -1,
+				    " (percent, 0 for no cap)");
+	cfg.fail = env_word("GPUSCHED_FAIL", fails, 2, GS_FAIL_OPEN,
+			    "open or closed");
+	cfg.backend = env_word("GPUSCHED_BACKEND", backends, 3,
+			       GS_BACKEND_AUTO, "auto, kmod or arbiter");
+	cfg.idle_ns = 1000ull * (uint64_t)env_long("GPUSCHED_IDLE_US", 100,
+						    10000000, 2000,
+						    " (microseconds)");
+	cfg.queue = (unsigned int)env_long("GPUSCHED_QUEUE", 2, 1024, 16,
+					   " (launches)");
+	cfg.queue_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_US", 100,
+						     10000000, 2000,
+						     " (microseconds)");
+
+	s = getenv("GPUSCHED_ARBITER");
+	if (s && *s && strlen(s) < sizeof(cfg.arbiter)) {
+		strcpy(cfg.arbiter, s);
+	} else {
+		if (s && *s)
+			gs_log("GPUSCHED_ARBITER is longer than %zu bytes; using %s",
+			       sizeof(cfg.arbiter) - 1, GPUSCHED_ARBITER_SOCKET);
+		strcpy(cfg.arbiter, GPUSCHED_ARBITER_SOCKET);
+	}
+
+	s = getenv("GPUSCHED_LABEL");
+	if (s && *s) {
+		size_t n = strlen(s);
+		bool ok = n < sizeof(cfg.label);
+
+		for (size_t i = 0; ok && i < n; i++)
+			ok = s[i] > 0x20 && s[i] < 0x7f;
+		if (ok)
+			memcpy(cfg.label, s, n + 1);
+		else
+			gs_log("GPUSCHED_LABEL must be 1 to %zu printable characters without spaces; ignoring it",
+			       sizeof(cfg.label) - 1);
+	}
+}
+
+const struct gs_config *gs_config(void)
+{
+	pthread_once(&cfg_once, config_read);
+	return &cfg;
+}

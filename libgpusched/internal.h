@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Internals of libgpusched shared by its files. Nothing here is exported:
+ * the version script keeps every symbol local that it does not name.
+ */
+#ifndef GS_INTERNAL_H
+#define GS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/gpusched.h>
+
+#include "gpusched.h"
+
+#define GS_HIDDEN __attribute__((visibility("hidden")))
+#define GS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+struct gpusched;
+
+/* A token service: the module's character device or the arbiter socket. */
+struct gs_backend {
+	const char *name;
+	/* Connect, ATTACH to @uuid, map the status page into g->st. */
+	int (*open)(struct gpusched *g, const unsigned char uuid[16]);
+	/* One GPUSCHED_IOC_* command: 0 or -errno. */
+	int (*call)(struct gpusched *g, unsigned int cmd, void *arg);
+	/* Whether the service is still there (never blocks). */
+	bool (*alive)(struct gpusched *g);
+	/* Unmap and close; with @forked, only drop the child's copies. */
+	void (*close)(struct gpusched *g, bool forked);
+};
+
+struct gpusched {
+	const struct gs_backend *be;
+	int fd;
+	const struct gpusched_status *st;	/* read-only mapping */
+	unsigned char uuid[GPUSCHED_UUID_LEN];
+	/* Serialises requests on one arbiter connection: the wire format
+	 * has no request id, so replies come back in request order.
+	 */
+	pthread_mutex_t io_lock;
+};
+
+extern const struct gs_backend gs_backend_kmod GS_HIDDEN;
+extern const struct gs_backend gs_backend_arbiter GS_HIDDEN;
+
+static inline uint32_t gs_status_flags(const struct gpusched *g)
+{
+	return __atomic_load_n(&g->st->flags, __ATOMIC_ACQUIRE);
+}
+
+/* Environment configuration, read once (config.c). */
+enum gs_fail_mode { GS_FAIL_OPEN, GS_FAIL_CLOSED };
+enum gs_backend_choice { GS_BACKEND_AUTO, GS_BACKEND_KMOD, GS_BACKEND_ARBITER };
+
+struct gs_config {
+	int weight;			/* -1: leave the service's default */
+	int sched_class;		/* -1: leave */
+	int cap_pct;			/* -1: leave */
+	enum gs_fail_mode fail;
+	enum gs_backend_choice backend;
+	uint64_t idle_ns;
+	unsigned int queue;		/* launches allowed on the GPU unfinished */
+	uint64_t queue_ns;		/* and GPU time queued, once known */
+	bool debug;
+	bool stats;
+	char arbiter[108];		/* sun_path */
+	char label[64];
+};
+
+GS_HIDDEN const struct gs_config *gs_config(void);
+GS_HIDDEN void gs_log(const char *fmt, ...) GS_PRINTF(1, 2);
+GS_HIDDEN void gs_debug(const char *fmt, ...) GS_PRINTF(1, 2);
+GS_HIDDEN uint64_t gs_now_ns(void);
+GS_HIDDEN void gs_format_uuid(const unsigned char uuid[16], char out[42]);
+
+/* token.c, for the interposer. */
+GS_HIDDEN int gs_open(const unsigned char uuid[16], struct gpusched **out);
+GS_HIDDEN void gs_close_forked(struct gpusched *g);
+
+/* interpose.c: the real dlsym, for dlsym.S and interpose.c itself. */
+typedef void *(*gs_dlsym_fn)(void *, const char *);
+GS_HIDDEN gs_dlsym_fn gs_real_dlsym(void);
+
+#endif /* GS_INTERNAL_H */

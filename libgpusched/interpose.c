@@ -1,0 +1,1270 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The transparent face: gate the CUDA driver API calls that submit work to
+ * a GPU, so that processes take turns through the token of each GPU.
+ *
+ * Entry points are caught three ways, because the CUDA runtime (and so
+ * PyTorch) never calls the driver by symbol:
+ *  - by symbol, for programs linked against libcuda (this library is
+ *    preloaded, so its definitions come first);
+ *  - through cuGetProcAddress and cuGetProcAddress_v2, which the runtime
+ *    uses for every driver entry point;
+ *  - through dlsym on a libcuda handle, which is how the runtime finds
+ *    cuGetProcAddress in the first place (see dlsym.S).
+ * A pointer that cuGetProcAddress or dlsym returns is replaced only when it
+ * is the very function this library resolved from libcuda by name, so the
+ * version and per-thread-stream selection stay the driver's business.
+ *
+ * Gate (per GPU, struct gs_dev): a launch while the status page says
+ * HOLDING and not YIELD makes no system call. Otherwise one thread, under
+ * d->lock, acquires, or drains the process's work and yields. Threads on
+ * the fast path announce themselves in d->launching before they read the
+ * page and the "draining" flag; a thread about to give the token away
+ * sets "draining" and then waits for d->launching to reach zero. Both are
+ * sequentially consistent, so either the launcher sees the flag and backs
+ * off, or the drainer sees the launcher and waits for its launch to be
+ * queued before it synchronises the context.
+ *
+ * Queued work is bounded (struct gs_ctx): every few launches an event is
+ * recorded on the launch's stream, and a launch waits for the oldest event
+ * when more than GPUSCHED_QUEUE launches may be unfinished, so a drain
+ * never waits for much. A background thread, awake only while a token is
+ * held, releases the token when the process stops launching for
+ * GPUSCHED_IDLE_US, and answers a yield request when no launch comes.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+#include "internal.h"
+
+#define GS_EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------ */
+/* The real driver */
+
+typedef CUresult (*launch_kernel_fn)(CUfunction, unsigned int, unsigned int,
+				     unsigned int, unsigned int, unsigned int,
+				     unsigned int, unsigned int, CUstream,
+				     void **, void **);
+typedef CUresult (*launch_kernel_ex_fn)(const CUlaunchConfig *, CUfunction,
+					void **, void **);
+typedef CUresult (*launch_coop_fn)(CUfunction, unsigned int, unsigned int,
+				   unsigned int, unsigned int, unsigned int,
+				   unsigned int, unsigned int, CUstream,
+				   void **);
+typedef CUresult (*graph_launch_fn)(CUgraphExec, CUstream);
+typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
+				   CUdriverProcAddressQueryResult *);
+typedef CUresult (*ctx_fn)(CUcontext);
+typedef CUresult (*dev_fn)(CUdevice);
+
+struct real_tab {
+	launch_kernel_fn cuLaunchKernel, cuLaunchKernel_ptsz;
+	launch_kernel_ex_fn cuLaunchKernelEx, cuLaunchKernelEx_ptsz;
+	launch_coop_fn cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz;
+	graph_launch_fn cuGraphLaunch, cuGraphLaunch_ptsz;
+	get_proc_v1_fn cuGetProcAddress;
+	get_proc_v2_fn cuGetProcAddress_v2;
+	ctx_fn cuCtxDestroy, cuCtxDestroy_v2;
+	dev_fn cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2;
+	dev_fn cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2;
+	/* helpers, never replaced */
+	CUresult (*cuCtxGetCurrent)(CUcontext *);
+	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuCtxPushCurrent_v2)(CUcontext);
+	CUresult (*cuCtxPopCurrent_v2)(CUcontext *);
+	CUresult (*cuCtxSynchronize)(void);
+	CUresult (*cuDeviceGetUuid)(CUuuid *, CUdevice);
+	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
+	CUresult (*cuEventCreate)(CUevent *, unsigned int);
+	CUresult (*cuEventRecord)(CUevent, CUstream);
+	CUresult (*cuEventRecord_ptsz)(CUevent, CUstream);
+	CUresult (*cuEventSynchronize)(CUevent);
+	CUresult (*cuEventQuery)(CUevent);
+	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*cuStreamIsCapturing_ptsz)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+};
+
+static struct real_tab real;
+
+static atomic_bool real_resolved;
+static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *resolve(void *h, const char *name)
+{
+	return gs_real_dlsym()(h, name);
+}
+
+/*
+ * Find libcuda's own entry points. Called before every use and cheap once
+ * done; it retries until libcuda is loaded, because dlsym may be asked
+ * about cu* names before the runtime has dlopen()ed libcuda. No lock is
+ * held across dlopen/dlsym: a library constructor running under the
+ * loader's lock may call dlsym, which comes here.
+ */
+static bool resolve_real(bool load)
+{
+	struct real_tab t;
+	void *h;
+
+	if (atomic_load_explicit(&real_resolved, memory_order_acquire))
+		return true;
+	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h && load)
+		h = dlopen("libcuda.so.1", RTLD_LAZY);
+	if (!h) {
+		dlerror();
+		return false;
+	}
+#define R(name) (*(void **)&t.name = resolve(h, #name))
+	R(cuLaunchKernel); R(cuLaunchKernel_ptsz);
+	R(cuLaunchKernelEx); R(cuLaunchKernelEx_ptsz);
+	R(cuLaunchCooperativeKernel); R(cuLaunchCooperativeKernel_ptsz);
+	R(cuGraphLaunch); R(cuGraphLaunch_ptsz);
+	R(cuGetProcAddress); R(cuGetProcAddress_v2);
+	R(cuCtxDestroy); R(cuCtxDestroy_v2);
+	R(cuDevicePrimaryCtxRelease); R(cuDevicePrimaryCtxRelease_v2);
+	R(cuDevicePrimaryCtxReset); R(cuDevicePrimaryCtxReset_v2);
+	R(cuCtxGetCurrent); R(cuCtxGetDevice);
+	R(cuCtxPushCurrent_v2); R(cuCtxPopCurrent_v2); R(cuCtxSynchronize);
+	R(cuDeviceGetUuid); R(cuDeviceGetUuid_v2);
+	R(cuEventCreate); R(cuEventRecord); R(cuEventRecord_ptsz);
+	R(cuEventSynchronize); R(cuEventQuery);
+	R(cuStreamIsCapturing); R(cuStreamIsCapturing_ptsz);
+	R(cuThreadExchangeStreamCaptureMode);
+#undef R
+	dlerror();	/* missing optional symbols leave no error behind */
+	/* The handle's reference is kept: libcuda stays loaded. Racing
+	 * threads found the same pointers; the first one publishes.
+	 */
+	pthread_mutex_lock(&real_lock);
+	if (!atomic_load_explicit(&real_resolved, memory_order_relaxed)) {
+		real = t;
+		atomic_store_explicit(&real_resolved, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&real_lock);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics: per process, printed at exit with GPUSCHED_STATS=1 */
+
+enum gs_route { ROUTE_SYMBOL, ROUTE_PROCADDR, ROUTE_DLSYM, NR_ROUTES };
+
+static struct {
+	atomic_ullong launches[NR_ROUTES];
+	atomic_ullong gated;		/* launched holding the token */
+	atomic_ullong unscheduled;	/* launched without a token service */
+	atomic_ullong captured;		/* stream capture: no work submitted */
+	atomic_ullong denied;		/* GPUSCHED_FAIL=closed */
+	atomic_ullong acquires;
+	atomic_ullong yields;
+	atomic_ullong idle_releases;
+	atomic_ullong yield_releases;	/* yield answered by the idle thread */
+	atomic_ullong drains;
+	atomic_ullong throttle_waits;
+	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
+	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
+} stats;
+
+#define STAT_INC(f) atomic_fetch_add_explicit(&stats.f, 1, memory_order_relaxed)
+#define STAT_GET(f) atomic_load_explicit(&stats.f, memory_order_relaxed)
+
+/* ------------------------------------------------------------------ */
+/* Per GPU and per context state */
+
+#define GS_RING 8
+#define GS_QUEUE_UNMEASURED 4
+
+struct gs_dev;
+
+/* A CUDA context seen launching, with its ring of progress events. */
+struct gs_ctx {
+	struct gs_ctx *next;		/* G.ctxs, append-only */
+	struct gs_ctx *dev_next;	/* d->ctxs, append-only */
+	CUcontext ctx;
+	CUdevice ordinal;
+	struct gs_dev *d;
+	atomic_bool dead;		/* the context was destroyed */
+	pthread_mutex_t lock;		/* everything below */
+	uint64_t launches;		/* gated launches queued */
+	uint64_t done;			/* launches known to have finished */
+	uint64_t last_mark;		/* launches when the last event was recorded */
+	uint64_t head_seq;		/* events popped so far */
+	unsigned int head, nr;
+	CUevent ev[GS_RING];
+	uint64_t ev_mark[GS_RING];
+	unsigned int nr_events;		/* events created */
+	unsigned int throttled;		/* threads waiting in throttle() */
+	/* GPU time per launch, measured between throttled waits: bounds the
+	 * queue in time as well as in launches. 0: not known yet.
+	 */
+	uint64_t est_ns;
+	uint64_t last_pop_ns, last_pop_mark;
+};
+
+enum gs_dev_mode { DEV_NEW, DEV_OPEN, DEV_UNSCHED };
+
+/* One GPU, by UUID: one token client for all contexts on it. */
+struct gs_dev {
+	struct gs_dev *next;		/* G.devs, append-only */
+	unsigned char uuid[GPUSCHED_UUID_LEN];
+	char name[42];	/* GPU-xxxxxxxx-..., as nvidia-smi and sysfs */
+	pthread_mutex_t lock;		/* slow path: open, acquire, drain, release */
+	struct gpusched *_Atomic g;	/* NULL: no client */
+	atomic_uint launching;		/* launches past the fast path */
+	atomic_bool draining;		/* giving the token away: stay off */
+	atomic_ullong launches;		/* gated launches, for idle detection */
+	struct gs_ctx *_Atomic ctxs;
+	enum gs_dev_mode mode;		/* under lock */
+	uint64_t retry_at;		/* DEV_UNSCHED: next try to connect */
+	/* the idle thread's view */
+	uint64_t seen_launches, seen_at;
+};
+
+static struct {
+	pthread_mutex_t lock;		/* lists, thread start */
+	pthread_cond_t cond;		/* wakes the idle thread */
+	struct gs_dev *_Atomic devs;
+	struct gs_ctx *_Atomic ctxs;
+	atomic_uint gen;		/* bumped when a context dies */
+	bool bg_started, bg_stop, bg_kick;
+	pthread_t bg;
+	bool hooks_registered;
+	atomic_bool warned_no_service, warned_lost, warned_params, warned_err;
+} G = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_once_t cond_once = PTHREAD_ONCE_INIT;
+
+static __thread struct {
+	CUcontext ctx;
+	struct gs_ctx *cs;
+	unsigned int gen;
+} tls_cache;
+
+static void cond_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&G.cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
+static void process_init(void);
+
+/* Register what the process needs once it really uses CUDA. */
+static void ensure_process_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, process_init);
+}
+
+static struct gs_dev *dev_get(const unsigned char uuid[16])
+{
+	struct gs_dev *d;
+
+	for (d = atomic_load(&G.devs); d; d = d->next)
+		if (!memcmp(d->uuid, uuid, 16))
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	memcpy(d->uuid, uuid, 16);
+	gs_format_uuid(uuid, d->name);
+	pthread_mutex_init(&d->lock, NULL);
+	d->next = atomic_load(&G.devs);
+	atomic_store(&G.devs, d);
+	return d;
+}
+
+static int ctx_uuid(CUdevice dev, unsigned char uuid[16])
+{
+	CUuuid u;
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+
+	if (real.cuDeviceGetUuid_v2)
+		r = real.cuDeviceGetUuid_v2(&u, dev);
+	if (r != CUDA_SUCCESS && real.cuDeviceGetUuid)
+		r = real.cuDeviceGetUuid(&u, dev);
+	if (r != CUDA_SUCCESS)
+		return -ENODEV;
+	memcpy(uuid, u.bytes, 16);
+	return 0;
+}
+
+/* The state of the current context; NULL: launch unscheduled. */
+static struct gs_ctx *ctx_current(void)
+{
+	unsigned int gen = atomic_load_explicit(&G.gen, memory_order_acquire);
+	unsigned char uuid[16];
+	struct gs_ctx *cs, *fresh;
+	CUcontext ctx = NULL;
+	CUdevice dev;
+
+	if (!real.cuCtxGetCurrent || real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+	    !ctx)
+		return NULL;
+	if (tls_cache.ctx == ctx && tls_cache.gen == gen)
+		return tls_cache.cs;
+
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if (cs->ctx == ctx && !atomic_load(&cs->dead))
+			goto found;
+
+	/* New context: no CUDA call under G.lock (see the fork handlers). */
+	if (!real.cuCtxGetDevice || real.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    ctx_uuid(dev, uuid))
+		return NULL;
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	pthread_mutex_init(&fresh->lock, NULL);
+	fresh->ctx = ctx;
+	fresh->ordinal = dev;
+	for (unsigned int i = 0; i < GS_RING; i++) {
+		if (!real.cuEventCreate || !real.cuEventSynchronize ||
+		    real.cuEventCreate(&fresh->ev[i], CU_EVENT_DISABLE_TIMING |
+				       CU_EVENT_BLOCKING_SYNC) != CUDA_SUCCESS)
+			break;
+		fresh->nr_events++;
+	}
+
+	pthread_mutex_lock(&G.lock);
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if (cs->ctx == ctx && !atomic_load(&cs->dead))
+			break;
+	if (!cs) {
+		cs = fresh;
+		fresh = NULL;
+		cs->d = dev_get(uuid);
+		if (!cs->d) {
+			pthread_mutex_unlock(&G.lock);
+			free(cs);	/* events die with the context */
+			return NULL;
+		}
+		cs->dev_next = atomic_load(&cs->d->ctxs);
+		atomic_store(&cs->d->ctxs, cs);
+		cs->next = atomic_load(&G.ctxs);
+		atomic_store(&G.ctxs, cs);
+		gs_debug("context %p is device %d, %s", (void *)ctx, dev,
+			 cs->d->name);
+	}
+	pthread_mutex_unlock(&G.lock);
+	/* Lost a race with another thread: its events are in use, ours
+	 * stay unused in the context (a handful, once).
+	 */
+	free(fresh);
+found:
+	tls_cache.ctx = ctx;
+	tls_cache.cs = cs;
+	tls_cache.gen = gen;
+	return cs;
+}
+
+/* A context went away: forget its state (kept allocated, see below). */
+static void ctx_forget(CUcontext ctx, int ordinal)
+{
+	struct gs_ctx *cs;
+
+	/* Structures are never freed while the process runs, so a thread
+	 * still holding a pointer from its cache reads valid memory; the
+	 * generation bump makes every cache miss.
+	 */
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if ((ctx && cs->ctx == ctx) || (!ctx && cs->ordinal == ordinal))
+			atomic_store(&cs->dead, true);
+	atomic_fetch_add(&G.gen, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Draining and the bounded queue */
+
+static void ctx_sync(struct gs_ctx *cs)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUcontext popped;
+	CUresult r;
+
+	if (atomic_load(&cs->dead) || !real.cuCtxPushCurrent_v2 ||
+	    !real.cuCtxPopCurrent_v2 || !real.cuCtxSynchronize)
+		return;
+	if (real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
+		return;
+	/* A synchronisation is "unsafe" while another thread captures a
+	 * stream in global mode; in relaxed mode it is allowed and leaves
+	 * that capture alone.
+	 */
+	if (real.cuThreadExchangeStreamCaptureMode)
+		real.cuThreadExchangeStreamCaptureMode(&mode);
+	r = real.cuCtxSynchronize();
+	if (real.cuThreadExchangeStreamCaptureMode)
+		real.cuThreadExchangeStreamCaptureMode(&mode);
+	real.cuCtxPopCurrent_v2(&popped);
+	if (r != CUDA_SUCCESS)
+		gs_debug("cuCtxSynchronize of context %p: error %d",
+			 (void *)cs->ctx, r);
+	pthread_mutex_lock(&cs->lock);
+	cs->done = cs->launches;
+	cs->head_seq += cs->nr;
+	cs->nr = 0;
+	cs->last_pop_ns = 0;	/* the queue ran dry: no sample across it */
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/* Is @cs's GPU still busy with our work, or a thread waiting for room? */
+static bool ctx_busy(struct gs_ctx *cs)
+{
+	bool busy;
+
+	if (atomic_load(&cs->dead))
+		return false;
+	pthread_mutex_lock(&cs->lock);
+	busy = cs->throttled > 0;
+	if (!busy && cs->nr && real.cuEventQuery) {
+		unsigned int last = (cs->head + cs->nr - 1) % cs->nr_events;
+
+		busy = real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY;
+	}
+	pthread_mutex_unlock(&cs->lock);
+	return busy;
+}
+
+/*
+ * Stop this process's launches on @d and wait for its work to finish.
+ * Called with d->lock held; the caller clears d->draining once the token
+ * is given away (or kept).
+ */
+static void drain_locked(struct gs_dev *d)
+{
+	unsigned int spins = 0;
+
+	atomic_store(&d->draining, true);
+	while (atomic_load(&d->launching)) {
+		/* Launches in flight are CPU work of microseconds. */
+		if (++spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
+		ctx_sync(cs);
+	STAT_INC(drains);
+}
+
+/*
+ * Launches allowed unfinished: GPUSCHED_QUEUE, and no more than
+ * GPUSCHED_QUEUE_US of GPU time once the launches' length is known, so
+ * that a yield drains within that time whatever the kernels' size.
+ * Caller holds cs->lock.
+ */
+static uint64_t queue_limit(const struct gs_ctx *cs)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t n = c->queue;
+
+	if (cs->est_ns && c->queue_ns / cs->est_ns < n)
+		n = c->queue_ns / cs->est_ns;
+	/* Until measured, kernels may be long: a few, so that the first
+	 * yield drains in time too; the first waits measure them.
+	 */
+	if (!cs->est_ns && n > GS_QUEUE_UNMEASURED)
+		n = GS_QUEUE_UNMEASURED;
+	return n < 2 ? 2 : n;
+}
+
+/* Wait while too many launches of @cs may still be unfinished. */
+static void throttle(struct gs_ctx *cs)
+{
+	pthread_mutex_lock(&cs->lock);
+	while (cs->nr && cs->launches - cs->done >= queue_limit(cs)) {
+		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
+		CUevent ev = cs->ev[cs->head];
+		uint64_t now;
+
+		cs->throttled++;
+		pthread_mutex_unlock(&cs->lock);
+		STAT_INC(throttle_waits);
+		real.cuEventSynchronize(ev);
+		now = gs_now_ns();
+		pthread_mutex_lock(&cs->lock);
+		cs->throttled--;
+		if (cs->head_seq == seq) {	/* nobody popped it meanwhile */
+			/* The queue was full since the last throttled pop, so
+			 * the GPU ran our launches back to back in between.
+			 */
+			if (cs->last_pop_ns && mark > cs->last_pop_mark) {
+				uint64_t sample = (now - cs->last_pop_ns) /
+						  (mark - cs->last_pop_mark);
+
+				cs->est_ns = cs->est_ns ? (3 * cs->est_ns + sample) / 4
+							: sample;
+			}
+			cs->last_pop_ns = now;
+			cs->last_pop_mark = mark;
+			cs->done = mark;
+			cs->head = (cs->head + 1) % cs->nr_events;
+			cs->head_seq++;
+			cs->nr--;
+		}
+	}
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/* Account one queued launch; record an event every few. */
+static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
+{
+	uint64_t every;
+	CUresult (*rec)(CUevent, CUstream);
+
+	pthread_mutex_lock(&cs->lock);
+	cs->launches++;
+	every = (queue_limit(cs) + 3) / 4;
+	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
+	if (cs->launches - cs->last_mark >= every && rec &&
+	    cs->nr < cs->nr_events) {
+		unsigned int slot = (cs->head + cs->nr) % cs->nr_events;
+
+		/* Recorded on the launch's own stream: an event on the legacy
+		 * stream would serialise every blocking stream.
+		 */
+		if (rec(cs->ev[slot], stream) == CUDA_SUCCESS) {
+			cs->ev_mark[slot] = cs->launches;
+			cs->nr++;
+		}
+		cs->last_mark = cs->launches;
+	}
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* The gate */
+
+enum { GATE_HELD, GATE_UNSCHED, GATE_DENIED, GATE_RETRY };
+
+static void kick_idle_thread(void);
+
+static int service_missing(struct gs_dev *d, int err, bool lost)
+{
+	const struct gs_config *c = gs_config();
+	bool closed = c->fail == GS_FAIL_CLOSED;
+	const char *then = closed ? "failing launches (GPUSCHED_FAIL=closed)"
+				  : "running unscheduled";
+
+	d->mode = DEV_UNSCHED;
+	d->retry_at = gs_now_ns() + 1000000000ull;
+	if (lost) {
+		if (!atomic_exchange(&G.warned_lost, true))
+			gs_log("lost the token service of %s (%s); %s",
+			       d->name, strerror(-err), then);
+	} else if (!atomic_exchange(&G.warned_no_service, true)) {
+		if (access(GPUSCHED_DEVICE_PATH, F_OK) && c->backend == GS_BACKEND_AUTO)
+			gs_log("no token service: %s is absent and the arbiter at %s: %s; %s",
+			       GPUSCHED_DEVICE_PATH, c->arbiter, strerror(-err), then);
+		else
+			gs_log("no token service for %s (%s): %s; %s",
+			       d->name, c->backend == GS_BACKEND_KMOD ||
+			       !access(GPUSCHED_DEVICE_PATH, F_OK) ?
+			       GPUSCHED_DEVICE_PATH : c->arbiter,
+			       strerror(-err), then);
+	}
+	return closed ? GATE_DENIED : GATE_UNSCHED;
+}
+
+static void apply_params(struct gs_dev *d, struct gpusched *g)
+{
+	const struct gs_config *c = gs_config();
+	int err;
+
+	err = gpusched_set_params(g, c->weight, c->sched_class, c->cap_pct);
+	if (err && !atomic_exchange(&G.warned_params, true))
+		gs_log("GPUSCHED_WEIGHT/CLASS/CAP not applied on %s: %s%s",
+		       d->name, strerror(-err), err == -EPERM ?
+		       " (without CAP_SYS_NICE a process may only lower its share)" : "");
+	gs_debug("attached to %s through %s%s%s", d->name, g->be->name,
+		 c->label[0] ? ", label " : "", c->label);
+}
+
+/* Wait out the launches of other threads that passed the fast path with
+ * the old client, then close it.
+ */
+static void retire_locked(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_exchange(&d->g, NULL);
+
+	while (atomic_load(&d->launching))
+		sched_yield();
+	if (g)
+		gpusched_close(g);
+}
+
+static bool conn_error(int err)
+{
+	return err == -ECONNRESET || err == -EPIPE || err == -EPROTO ||
+	       err == -ENOTCONN || err == -EBADF || err == -ENODEV;
+}
+
+static int gate_slow(struct gs_dev *d)
+{
+	struct gpusched *g;
+	unsigned int cmd;
+	uint32_t fl;
+	int err, ret = GATE_RETRY;
+
+	pthread_mutex_lock(&d->lock);
+	g = atomic_load(&d->g);
+	if (!g) {
+		bool retry = d->mode == DEV_UNSCHED;
+
+		if (retry && gs_now_ns() < d->retry_at) {
+			ret = gs_config()->fail == GS_FAIL_CLOSED ? GATE_DENIED
+								  : GATE_UNSCHED;
+			goto out;
+		}
+		err = gs_open(d->uuid, &g);
+		if (err) {
+			/* Said once already; try again in a second. */
+			if (retry) {
+				d->retry_at = gs_now_ns() + 1000000000ull;
+				ret = gs_config()->fail == GS_FAIL_CLOSED ?
+				      GATE_DENIED : GATE_UNSCHED;
+			} else {
+				ret = service_missing(d, err, false);
+			}
+			goto out;
+		}
+		if (d->mode == DEV_UNSCHED)
+			gs_log("token service of %s is back (%s); scheduling again",
+			       d->name, g->be->name);
+		apply_params(d, g);
+		d->mode = DEV_OPEN;
+		atomic_store(&d->g, g);
+	}
+
+	fl = gs_status_flags(g);
+	if ((fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
+		goto out;	/* another thread got it for us */
+	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
+		drain_locked(d);
+	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
+	/* EAGAIN: granted and revoked before we ran; queue again. */
+	do {
+		if (cmd == GPUSCHED_IOC_YIELD)
+			err = gpusched_yield(g, GPUSCHED_FOREVER);
+		else
+			err = gpusched_acquire(g, GPUSCHED_FOREVER);
+	} while (err == -EINTR || err == -EAGAIN);
+	atomic_store(&d->draining, false);
+
+	if (!err || err == -EALREADY) {
+		if (cmd == GPUSCHED_IOC_YIELD)
+			STAT_INC(yields);
+		else
+			STAT_INC(acquires);
+		d->seen_launches = atomic_load(&d->launches);
+		d->seen_at = gs_now_ns();
+		kick_idle_thread();
+	} else if (conn_error(err)) {
+		retire_locked(d);
+		ret = service_missing(d, err, true);
+	} else {
+		if (!atomic_exchange(&G.warned_err, true))
+			gs_log("token %s on %s failed: %s; launching unscheduled",
+			       cmd == GPUSCHED_IOC_YIELD ? "yield" : "acquire",
+			       d->name, strerror(-err));
+		ret = GATE_UNSCHED;
+	}
+out:
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+static int gate_enter(struct gs_dev *d)
+{
+	for (;;) {
+		struct gpusched *g;
+		int ret;
+
+		atomic_fetch_add(&d->launching, 1);
+		g = atomic_load(&d->g);
+		if (g && !atomic_load(&d->draining) &&
+		    (gs_status_flags(g) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) ==
+		    GPUSCHED_ST_HOLDING)
+			return GATE_HELD;
+		atomic_fetch_sub(&d->launching, 1);
+		ret = gate_slow(d);
+		if (ret != GATE_RETRY)
+			return ret;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* The idle thread */
+
+/* Give the token of @d back if the process stopped launching on it (or was
+ * asked to yield and is not launching). Never blocks on d->lock.
+ */
+static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
+		       uint64_t *next)
+{
+	struct gpusched *g;
+	uint64_t n;
+	uint32_t fl;
+	bool yield;
+
+	if (pthread_mutex_trylock(&d->lock))
+		return true;	/* someone is in the slow path: look again */
+	g = atomic_load(&d->g);
+	fl = g ? gs_status_flags(g) : 0;
+	if (!(fl & GPUSCHED_ST_HOLDING)) {
+		pthread_mutex_unlock(&d->lock);
+		return false;
+	}
+	if (!g->be->alive(g)) {
+		/* Nobody will ask us to yield: say so, per the fail mode. */
+		retire_locked(d);
+		service_missing(d, -ECONNRESET, true);
+		pthread_mutex_unlock(&d->lock);
+		return false;
+	}
+	n = atomic_load(&d->launches);
+	if (n != d->seen_launches) {
+		d->seen_launches = n;
+		d->seen_at = now;
+	} else if (!(fl & GPUSCHED_ST_YIELD)) {
+		/* Idle means no launch and nothing of ours running: a thread
+		 * waiting for its queued work is busy, not idle.
+		 */
+		for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
+			if (ctx_busy(cs)) {
+				d->seen_at = now;
+				break;
+			}
+	}
+	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
+	if (!yield && now - d->seen_at < idle_ns) {
+		if (d->seen_at + idle_ns < *next)
+			*next = d->seen_at + idle_ns;
+		pthread_mutex_unlock(&d->lock);
+		return true;
+	}
+	drain_locked(d);
+	if (atomic_load(&d->launches) != n) {
+		/* A launch slipped in before the flag: still busy. */
+		atomic_store(&d->draining, false);
+		pthread_mutex_unlock(&d->lock);
+		return true;
+	}
+	if (!gpusched_release(g)) {
+		if (yield)
+			STAT_INC(yield_releases);
+		else
+			STAT_INC(idle_releases);
+		gs_debug("%s: released (%s)", d->name, yield ? "yield" : "idle");
+	}
+	atomic_store(&d->draining, false);
+	pthread_mutex_unlock(&d->lock);
+	return false;
+}
+
+static void *idle_thread(void *arg)
+{
+	uint64_t idle_ns = gs_config()->idle_ns;
+	/* Yield requests are seen at this period when nothing launches. */
+	uint64_t tick = idle_ns / 2;
+
+	(void)arg;
+	if (tick < 100000)
+		tick = 100000;
+	if (tick > 5000000)
+		tick = 5000000;
+	pthread_mutex_lock(&G.lock);
+	while (!G.bg_stop) {
+		bool busy = false;
+		uint64_t now, next;
+
+		G.bg_kick = false;
+		pthread_mutex_unlock(&G.lock);
+		now = gs_now_ns();
+		next = now + tick;
+		for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next)
+			busy |= idle_check(d, now, idle_ns, &next);
+		pthread_mutex_lock(&G.lock);
+		if (G.bg_stop || G.bg_kick)
+			continue;
+		if (busy) {
+			struct timespec ts;
+
+			if (next > now + tick)
+				next = now + tick;
+			ts.tv_sec = (time_t)(next / 1000000000ull);
+			ts.tv_nsec = (long)(next % 1000000000ull);
+			pthread_cond_timedwait(&G.cond, &G.lock, &ts);
+		} else {
+			pthread_cond_wait(&G.cond, &G.lock);
+		}
+	}
+	pthread_mutex_unlock(&G.lock);
+	return NULL;
+}
+
+/* A token was granted: make sure the idle thread watches it. */
+static void kick_idle_thread(void)
+{
+	pthread_mutex_lock(&G.lock);
+	if (!G.bg_started && !G.bg_stop) {
+		sigset_t all, old;
+
+		/* The application's signals are not for this thread. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (!pthread_create(&G.bg, NULL, idle_thread, NULL)) {
+			G.bg_started = true;
+			pthread_setname_np(G.bg, "gpusched-idle");
+		} else {
+			gs_log("cannot start the idle thread: the token is released only when asked to yield");
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	G.bg_kick = true;
+	pthread_cond_signal(&G.cond);
+	pthread_mutex_unlock(&G.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Process life: exit and fork */
+
+static void print_stats(void)
+{
+	const struct gs_config *c = gs_config();
+
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu procaddr_hooks=%llu dlsym_hooks=%llu%s%s",
+	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
+	       STAT_GET(launches[ROUTE_DLSYM]),
+	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
+	       STAT_GET(launches[ROUTE_DLSYM]), STAT_GET(gated),
+	       STAT_GET(unscheduled), STAT_GET(captured), STAT_GET(denied),
+	       STAT_GET(acquires), STAT_GET(yields), STAT_GET(idle_releases),
+	       STAT_GET(yield_releases), STAT_GET(drains),
+	       STAT_GET(throttle_waits), STAT_GET(procaddr_hooks),
+	       STAT_GET(dlsym_hooks), c->label[0] ? " label=" : "", c->label);
+}
+
+/*
+ * At exit, before libcuda's own teardown (atexit handlers registered after
+ * CUDA initialised run first): stop the idle thread, finish the work this
+ * process queued and give the tokens back, so the next holder never shares
+ * the GPU with our leftovers.
+ */
+static void at_exit(void)
+{
+	pthread_mutex_lock(&G.lock);
+	G.bg_stop = true;
+	pthread_cond_signal(&G.cond);
+	pthread_mutex_unlock(&G.lock);
+	if (G.bg_started)
+		pthread_join(G.bg, NULL);
+	G.bg_started = false;
+
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		struct gpusched *g;
+
+		/* A thread blocked in ACQUIRE holds the lock: leave that one
+		 * to the kernel or the arbiter, which release on close.
+		 */
+		if (pthread_mutex_trylock(&d->lock))
+			continue;
+		g = atomic_load(&d->g);
+		if (g && (gs_status_flags(g) & GPUSCHED_ST_HOLDING)) {
+			drain_locked(d);
+			gpusched_release(g);
+			atomic_store(&d->draining, false);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	if (gs_config()->stats)
+		print_stats();
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&G.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&G.lock);
+}
+
+/*
+ * The child has the parent's lists but none of its token clients: the
+ * status pages are not inherited and the parent's files are not ours.
+ * Drop our copies, and start from scratch on the next launch; locks that
+ * other threads of the parent held are re-initialised.
+ */
+static void fork_child(void)
+{
+	pthread_mutex_init(&G.lock, NULL);
+	cond_init();
+	G.bg_started = false;
+	G.bg_stop = false;
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		struct gpusched *g = atomic_exchange(&d->g, NULL);
+
+		if (g)
+			gs_close_forked(g);
+		pthread_mutex_init(&d->lock, NULL);
+		atomic_store(&d->launching, 0);
+		atomic_store(&d->draining, false);
+		d->mode = DEV_NEW;
+	}
+	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
+		pthread_mutex_init(&cs->lock, NULL);
+		cs->done = cs->launches;	/* the parent's work, not ours */
+		cs->head_seq += cs->nr;
+		cs->nr = 0;
+	}
+	memset(&stats, 0, sizeof(stats));
+	atomic_fetch_add(&G.gen, 1);
+}
+
+static void process_init(void)
+{
+	pthread_once(&cond_once, cond_init);
+	gs_config();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(at_exit);
+}
+
+/* ------------------------------------------------------------------ */
+/* Launch wrappers */
+
+struct gs_launch {
+	struct gs_dev *d;
+	struct gs_ctx *cs;
+	bool held;
+};
+
+static CUresult launch_begin(struct gs_launch *l, enum gs_route route,
+			     CUstream stream, bool ptsz)
+{
+	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	l->d = NULL;
+	l->held = false;
+	ensure_process_init();
+	atomic_fetch_add_explicit(&stats.launches[route], 1, memory_order_relaxed);
+
+	/* A launch into a stream being captured only adds a graph node: no
+	 * work reaches the GPU, and nothing may be synchronised here.
+	 */
+	is_capturing = ptsz ? real.cuStreamIsCapturing_ptsz : real.cuStreamIsCapturing;
+	if (is_capturing && is_capturing(stream, &cap) == CUDA_SUCCESS &&
+	    cap != CU_STREAM_CAPTURE_STATUS_NONE) {
+		STAT_INC(captured);
+		return CUDA_SUCCESS;
+	}
+
+	l->cs = ctx_current();
+	if (!l->cs) {
+		STAT_INC(unscheduled);
+		return CUDA_SUCCESS;
+	}
+	throttle(l->cs);
+	switch (gate_enter(l->cs->d)) {
+	case GATE_HELD:
+		l->d = l->cs->d;
+		l->held = true;
+		return CUDA_SUCCESS;
+	case GATE_DENIED:
+		STAT_INC(denied);
+		return CUDA_ERROR_NOT_PERMITTED;
+	default:
+		STAT_INC(unscheduled);
+		return CUDA_SUCCESS;
+	}
+}
+
+static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
+		       bool ptsz)
+{
+	if (!l->held)
+		return;
+	if (r == CUDA_SUCCESS) {
+		queued(l->cs, stream, ptsz);
+		atomic_fetch_add_explicit(&l->d->launches, 1, memory_order_relaxed);
+		STAT_INC(gated);
+	}
+	atomic_fetch_sub(&l->d->launching, 1);
+}
+
+/*
+ * One wrapper per entry point and route: the exported one is the route by
+ * symbol; the static ones are handed out by cuGetProcAddress and dlsym, so
+ * the counters tell how launches arrived.
+ */
+#define GS_LAUNCH(vis, fname, realfn, route, ptsz, PARAMS, ARGS, STREAM)	\
+vis CUresult fname PARAMS							\
+{										\
+	struct gs_launch l;							\
+	CUstream s_;								\
+	CUresult r;								\
+										\
+	if (!resolve_real(true) || !real.realfn)				\
+		return CUDA_ERROR_NOT_INITIALIZED;				\
+	s_ = (STREAM);								\
+	r = launch_begin(&l, route, s_, ptsz);					\
+	if (r != CUDA_SUCCESS)							\
+		return r;							\
+	r = real.realfn ARGS;							\
+	launch_end(&l, r, s_, ptsz);						\
+	return r;								\
+}
+
+#define GS_LAUNCH_ALL(name, ptsz, PARAMS, ARGS, STREAM)				\
+	GS_LAUNCH(GS_EXPORT, name, name, ROUTE_SYMBOL, ptsz, PARAMS, ARGS, STREAM) \
+	GS_LAUNCH(static, pa_##name, name, ROUTE_PROCADDR, ptsz, PARAMS, ARGS, STREAM) \
+	GS_LAUNCH(static, dl_##name, name, ROUTE_DLSYM, ptsz, PARAMS, ARGS, STREAM)
+
+#define P_KERNEL (CUfunction f, unsigned int gx, unsigned int gy,		\
+		  unsigned int gz, unsigned int bx, unsigned int by,		\
+		  unsigned int bz, unsigned int shmem, CUstream hStream,	\
+		  void **params, void **extra)
+#define A_KERNEL (f, gx, gy, gz, bx, by, bz, shmem, hStream, params, extra)
+#define P_KERNEL_EX (const CUlaunchConfig *config, CUfunction f,		\
+		     void **params, void **extra)
+#define A_KERNEL_EX (config, f, params, extra)
+#define S_KERNEL_EX (config ? config->hStream : NULL)
+#define P_COOP (CUfunction f, unsigned int gx, unsigned int gy,		\
+		unsigned int gz, unsigned int bx, unsigned int by,		\
+		unsigned int bz, unsigned int shmem, CUstream hStream,		\
+		void **params)
+#define A_COOP (f, gx, gy, gz, bx, by, bz, shmem, hStream, params)
+#define P_GRAPH (CUgraphExec exec, CUstream hStream)
+#define A_GRAPH (exec, hStream)
+
+GS_LAUNCH_ALL(cuLaunchKernel, false, P_KERNEL, A_KERNEL, hStream)
+GS_LAUNCH_ALL(cuLaunchKernel_ptsz, true, P_KERNEL, A_KERNEL, hStream)
+GS_LAUNCH_ALL(cuLaunchKernelEx, false, P_KERNEL_EX, A_KERNEL_EX, S_KERNEL_EX)
+GS_LAUNCH_ALL(cuLaunchKernelEx_ptsz, true, P_KERNEL_EX, A_KERNEL_EX, S_KERNEL_EX)
+GS_LAUNCH_ALL(cuLaunchCooperativeKernel, false, P_COOP, A_COOP, hStream)
+GS_LAUNCH_ALL(cuLaunchCooperativeKernel_ptsz, true, P_COOP, A_COOP, hStream)
+GS_LAUNCH_ALL(cuGraphLaunch, false, P_GRAPH, A_GRAPH, hStream)
+GS_LAUNCH_ALL(cuGraphLaunch_ptsz, true, P_GRAPH, A_GRAPH, hStream)
+
+/* Context teardown: forget the context before it goes. */
+#define GS_CTX_HOOK(vis, fname, realfn)						\
+vis CUresult fname(CUcontext ctx)						\
+{										\
+	if (!resolve_real(true) || !real.realfn)				\
+		return CUDA_ERROR_NOT_INITIALIZED;				\
+	ctx_forget(ctx, -1);							\
+	return real.realfn(ctx);						\
+}
+#define GS_DEV_HOOK(vis, fname, realfn)						\
+vis CUresult fname(CUdevice dev)						\
+{										\
+	if (!resolve_real(true) || !real.realfn)				\
+		return CUDA_ERROR_NOT_INITIALIZED;				\
+	ctx_forget(NULL, dev);							\
+	return real.realfn(dev);						\
+}
+#define GS_HOOK_BOTH(kind, name)						\
+	kind(GS_EXPORT, name, name)						\
+	kind(static, in_##name, name)
+
+GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy)
+GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy_v2)
+GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxRelease)
+GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxRelease_v2)
+GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxReset)
+GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxReset_v2)
+
+/* ------------------------------------------------------------------ */
+/* Replacing entry points handed out by cuGetProcAddress and dlsym */
+
+struct gs_hook {
+	const char *name;	/* libcuda's exported symbol */
+	void **real;
+	void *procaddr, *dlsym;	/* what the two lookups return instead */
+};
+
+#define H(n, pa, dl) { #n, (void **)&real.n, (void *)pa, (void *)dl }
+#define HL(n) H(n, pa_##n, dl_##n)
+#define HI(n) H(n, in_##n, in_##n)
+
+static CUresult pa_cuGetProcAddress(const char *, void **, int, cuuint64_t);
+static CUresult pa_cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+				       CUdriverProcAddressQueryResult *);
+
+static const struct gs_hook hooks[] = {
+	HL(cuLaunchKernel), HL(cuLaunchKernel_ptsz),
+	HL(cuLaunchKernelEx), HL(cuLaunchKernelEx_ptsz),
+	HL(cuLaunchCooperativeKernel), HL(cuLaunchCooperativeKernel_ptsz),
+	HL(cuGraphLaunch), HL(cuGraphLaunch_ptsz),
+	H(cuGetProcAddress, pa_cuGetProcAddress, pa_cuGetProcAddress),
+	H(cuGetProcAddress_v2, pa_cuGetProcAddress_v2, pa_cuGetProcAddress_v2),
+	HI(cuCtxDestroy), HI(cuCtxDestroy_v2),
+	HI(cuDevicePrimaryCtxRelease), HI(cuDevicePrimaryCtxRelease_v2),
+	HI(cuDevicePrimaryCtxReset), HI(cuDevicePrimaryCtxReset_v2),
+};
+
+/* Base names of the entry points that must not escape the gate. */
+static const char *const gated_bases[] = {
+	"cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+	"cuGraphLaunch",
+};
+
+static void *substitute(void *p, const char *name, bool procaddr)
+{
+	static atomic_bool warned;
+
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		if (*hooks[i].real && p == *hooks[i].real) {
+			if (procaddr)
+				STAT_INC(procaddr_hooks);
+			else
+				STAT_INC(dlsym_hooks);
+			return procaddr ? hooks[i].procaddr : hooks[i].dlsym;
+		}
+	}
+	for (size_t i = 0; name && procaddr &&
+	     i < sizeof(gated_bases) / sizeof(gated_bases[0]); i++)
+		if (!strcmp(name, gated_bases[i]) && !atomic_exchange(&warned, true))
+			gs_log("cuGetProcAddress(\"%s\") returned an entry point that is not libcuda's %s or %s_ptsz; launches through it are not scheduled",
+			       name, name, name);
+	return p;
+}
+
+static CUresult get_proc(const char *symbol, void **pfn, int ver,
+			 cuuint64_t flags, CUdriverProcAddressQueryResult *st,
+			 bool v2)
+{
+	CUresult r;
+
+	if (!resolve_real(true))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (v2 ? !real.cuGetProcAddress_v2 : !real.cuGetProcAddress)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	r = v2 ? real.cuGetProcAddress_v2(symbol, pfn, ver, flags, st)
+	       : real.cuGetProcAddress(symbol, pfn, ver, flags);
+	if (r == CUDA_SUCCESS && pfn && *pfn)
+		*pfn = substitute(*pfn, symbol, true);
+	return r;
+}
+
+static CUresult pa_cuGetProcAddress(const char *symbol, void **pfn, int ver,
+				    cuuint64_t flags)
+{
+	return get_proc(symbol, pfn, ver, flags, NULL, false);
+}
+
+static CUresult pa_cuGetProcAddress_v2(const char *symbol, void **pfn, int ver,
+				       cuuint64_t flags,
+				       CUdriverProcAddressQueryResult *st)
+{
+	return get_proc(symbol, pfn, ver, flags, st, true);
+}
+
+/* CUDA 11 signature; CUDA 12 and 13 headers name the next one. */
+GS_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int ver,
+				    cuuint64_t flags)
+{
+	return get_proc(symbol, pfn, ver, flags, NULL, false);
+}
+
+GS_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int ver,
+				       cuuint64_t flags,
+				       CUdriverProcAddressQueryResult *st)
+{
+	return get_proc(symbol, pfn, ver, flags, st, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* dlsym (the entry point itself is in dlsym.S) */
+
+static atomic_uintptr_t real_dlsym_p;
+
+gs_dlsym_fn gs_real_dlsym(void)
+{
+	static const char *const versions[] = {
+		"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", "GLIBC_2.0",
+	};
+	uintptr_t p = atomic_load_explicit(&real_dlsym_p, memory_order_acquire);
+
+	/* Racing threads store the same pointer. RTLD_NEXT from here is the
+	 * definition after this library: libc's (or an older libdl's).
+	 */
+	for (size_t i = 0; !p && i < sizeof(versions) / sizeof(versions[0]); i++) {
+		p = (uintptr_t)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+		if (!p)
+			dlerror();
+		else
+			atomic_store_explicit(&real_dlsym_p, p, memory_order_release);
+	}
+	return (gs_dlsym_fn)p;
+}
+
+static bool hooked_name(const char *name)
+{
+	if (!name || name[0] != 'c' || name[1] != 'u')
+		return false;
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		if (!strcmp(name, hooks[i].name))
+			return true;
+	return false;
+}
+
+static void *dlsym_null(void *handle, const char *name)
+{
+	(void)handle;
+	(void)name;
+	return NULL;
+}
+
+/* dlsym on a libcuda handle: hand out the wrapper instead. */
+static void *dlsym_hook(void *handle, const char *name)
+{
+	void *p = gs_real_dlsym()(handle, name);
+
+	if (p && resolve_real(false))
+		p = substitute(p, name, false);
+	return p;
+}
+
+/*
+ * Called by the dlsym entry point with its arguments; returns the function
+ * it then jumps to. RTLD_DEFAULT and RTLD_NEXT depend on the caller, so
+ * they, and every name this library does not replace, go straight to the
+ * real dlsym with the caller's return address intact. RTLD_DEFAULT finds
+ * this library's definitions first anyway, as it is preloaded.
+ */
+GS_HIDDEN void *gs_dlsym_route(void *handle, const char *name);
+void *gs_dlsym_route(void *handle, const char *name)
+{
+	gs_dlsym_fn real_fn = gs_real_dlsym();
+
+	if (!real_fn)
+		return (void *)dlsym_null;
+	if (handle != RTLD_DEFAULT && handle != RTLD_NEXT && hooked_name(name))
+		return (void *)dlsym_hook;
+	return (void *)real_fn;
+}

@@ -1,0 +1,1068 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The CUDA test double: a libcuda.so.1 stand-in for CPU-only tests of
+ * libgpusched. It implements the driver entry points the library and the
+ * test client use, and models GPUs that run one process's work at a time:
+ *
+ *  - a kernel's duration is its CUfunction (or CUgraphExec) handle, read
+ *    as a number of microseconds; every context has one worker thread that
+ *    runs its queued work in order (stricter than streams on a real GPU);
+ *  - while a kernel "runs" (the worker sleeps its duration), the modelled
+ *    GPU in the shared file $GS_DOUBLE_SHM is held by this pid (a robust
+ *    process-shared mutex, so a killed process's kernel ends with it); a
+ *    kernel that starts while another process's kernel runs counts a
+ *    violation there (two processes on the GPU at once);
+ *  - copies and memsets take no GPU time and do not mark the GPU: they run
+ *    on copy engines, which libgpusched does not gate;
+ *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
+ *    further launches block, as with a full push buffer;
+ *  - $GS_DOUBLE_GPUS physical GPUs (default 1), filtered and ordered by
+ *    CUDA_VISIBLE_DEVICES as a list of indices; uuids from gsd_uuid().
+ *
+ * Unlike a real driver, a forked child may keep using its parent's
+ * contexts (with its own workers and empty queues), so that the library's
+ * fork handling can be exercised. Linked with -Bsymbolic: like libcuda,
+ * the entry points cuGetProcAddress returns are the double's own, even
+ * when libgpusched is preloaded in front of it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+#include "cuda_double.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef uint64_t CUdeviceptr;
+
+struct item {
+	struct item *next;
+	uint64_t seq;
+	uint64_t us;		/* 0: a copy or a marker */
+	uint64_t queued_at;
+	bool kernel;
+};
+
+struct CUctx_st {
+	int phys;		/* physical GPU */
+	CUdevice ordinal;
+	bool primary;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct item *head, *tail;
+	uint64_t submitted, completed;
+	bool worker;		/* worker thread started */
+	bool dead;
+};
+
+struct CUstream_st {
+	CUcontext ctx;
+	int capturing;
+};
+
+struct CUevent_st {
+	CUcontext ctx;
+	uint64_t seq;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	bool inited;
+	int nr_phys;
+	int nr_visible;
+	int visible[GSD_MAX_GPUS];	/* ordinal -> physical */
+	struct gsd_shm *shm;
+	CUcontext primary[GSD_MAX_GPUS];
+	atomic_ullong work_us;
+	uint64_t max_queue;		/* work items a context may have queued */
+} D = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+#define MAX_STACK 16
+static __thread CUcontext stack[MAX_STACK];
+static __thread int depth;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void *worker(void *arg)
+{
+	CUcontext c = arg;
+	struct gsd_gpu *g = &D.shm->gpu[c->phys];
+	int32_t me = (int32_t)getpid();
+	uint64_t gpu_free_at = 0;
+
+	/* Sleep as exactly as the host allows: kernel durations are short. */
+	prctl(PR_SET_TIMERSLACK, 1UL);
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		struct item *it;
+
+		while (!c->head)
+			pthread_cond_wait(&c->cond, &c->lock);
+		it = c->head;
+		pthread_mutex_unlock(&c->lock);
+
+		if (it->kernel) {
+			struct timespec ts;
+			uint64_t start, end;
+			bool owned;
+			int r;
+
+			/* On the modelled GPU's timeline, a queued kernel
+			 * starts when the previous one ends, however late
+			 * this thread wakes up.
+			 */
+			start = it->queued_at > gpu_free_at ? it->queued_at : gpu_free_at;
+			end = start + it->us * 1000;
+			gpu_free_at = end;
+
+			r = pthread_mutex_trylock(&g->running);
+			if (r == EOWNERDEAD) {
+				/* Killed mid-kernel: its work died with it. */
+				pthread_mutex_consistent(&g->running);
+				r = 0;
+			}
+			owned = !r;
+			if (owned)
+				__atomic_store_n(&g->owner, me, __ATOMIC_SEQ_CST);
+			else if (__atomic_load_n(&g->owner, __ATOMIC_SEQ_CST) != me)
+				__atomic_fetch_add(&g->violations, 1, __ATOMIC_SEQ_CST);
+			ts.tv_sec = (time_t)(end / 1000000000ull);
+			ts.tv_nsec = (long)(end % 1000000000ull);
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			if (owned) {
+				__atomic_store_n(&g->owner, 0, __ATOMIC_SEQ_CST);
+				pthread_mutex_unlock(&g->running);
+			}
+			__atomic_fetch_add(&g->kernels, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&g->busy_us, it->us, __ATOMIC_RELAXED);
+			atomic_fetch_add(&D.work_us, it->us);
+		}
+
+		pthread_mutex_lock(&c->lock);
+		c->head = it->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->completed = it->seq;
+		free(it);
+		pthread_cond_broadcast(&c->cond);
+	}
+	return NULL;
+}
+
+static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
+{
+	struct item *it = calloc(1, sizeof(*it));
+
+	if (!it)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	it->us = us;
+	it->kernel = kernel;
+	it->queued_at = now_ns();
+	pthread_mutex_lock(&c->lock);
+	if (!c->worker) {
+		pthread_t t;
+		sigset_t all, old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&t, NULL, worker, c)) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			pthread_mutex_unlock(&c->lock);
+			free(it);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_detach(t);
+		c->worker = true;
+	}
+	/* Like a full push buffer: the launching thread waits. */
+	while (c->submitted - c->completed >= D.max_queue)
+		pthread_cond_wait(&c->cond, &c->lock);
+	it->seq = ++c->submitted;
+	if (c->tail)
+		c->tail->next = it;
+	else
+		c->head = it;
+	c->tail = it;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	return CUDA_SUCCESS;
+}
+
+static void wait_seq(CUcontext c, uint64_t seq)
+{
+	pthread_mutex_lock(&c->lock);
+	while (c->completed < seq)
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static CUcontext current(void)
+{
+	return depth ? stack[depth - 1] : NULL;
+}
+
+/* The context a stream belongs to; special handles mean the current one. */
+static CUcontext stream_ctx(CUstream s)
+{
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return current();
+	return s->ctx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Init and devices */
+
+/* The first process to map the file sets it up; the others wait. */
+static void shm_init(struct gsd_shm *shm, int nr)
+{
+	uint32_t zero = 0;
+
+	if (__atomic_compare_exchange_n(&shm->magic, &zero, 1, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+		for (int i = 0; i < GSD_MAX_GPUS; i++)
+			pthread_mutex_init(&shm->gpu[i].running, &a);
+		pthread_mutexattr_destroy(&a);
+		shm->nr_gpus = (uint32_t)nr;
+		__atomic_store_n(&shm->magic, GSD_MAGIC, __ATOMIC_RELEASE);
+	}
+	while (__atomic_load_n(&shm->magic, __ATOMIC_ACQUIRE) != GSD_MAGIC)
+		usleep(1000);
+}
+
+static void atfork_child(void);
+
+EXPORT CUresult cuInit(unsigned int flags)
+{
+	const char *s;
+
+	if (flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&D.lock);
+	if (D.inited)
+		goto out;
+	s = getenv("GS_DOUBLE_GPUS");
+	D.nr_phys = s ? atoi(s) : 1;
+	if (D.nr_phys < 1 || D.nr_phys > GSD_MAX_GPUS)
+		D.nr_phys = 1;
+	s = getenv("CUDA_VISIBLE_DEVICES");
+	if (s) {
+		char *copy = strdup(s), *save, *tok;
+
+		for (tok = strtok_r(copy, ",", &save); tok && D.nr_visible < GSD_MAX_GPUS;
+		     tok = strtok_r(NULL, ",", &save)) {
+			int i = atoi(tok);
+
+			/* Like CUDA: the list ends at the first invalid entry. */
+			if (i < 0 || i >= D.nr_phys)
+				break;
+			D.visible[D.nr_visible++] = i;
+		}
+		free(copy);
+	} else {
+		for (int i = 0; i < D.nr_phys; i++)
+			D.visible[D.nr_visible++] = i;
+	}
+
+	s = getenv("GS_DOUBLE_QUEUE");
+	D.max_queue = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 256;
+
+	s = getenv("GS_DOUBLE_SHM");
+	if (s && *s) {
+		int fd = open(s, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+
+		if (fd < 0 || ftruncate(fd, sizeof(struct gsd_shm))) {
+			fprintf(stderr, "cuda-double: %s: %s\n", s, strerror(errno));
+			abort();
+		}
+		D.shm = mmap(NULL, sizeof(struct gsd_shm), PROT_READ | PROT_WRITE,
+			     MAP_SHARED, fd, 0);
+		close(fd);
+	} else {
+		D.shm = mmap(NULL, sizeof(struct gsd_shm), PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	}
+	if (D.shm == MAP_FAILED)
+		abort();
+	shm_init(D.shm, D.nr_phys);
+	pthread_atfork(NULL, NULL, atfork_child);
+	D.inited = true;
+out:
+	pthread_mutex_unlock(&D.lock);
+	return D.nr_visible ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+	if (!v)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = 12080;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetCount(int *n)
+{
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*n = D.nr_visible;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGet(CUdevice *dev, int ordinal)
+{
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ordinal < 0 || ordinal >= D.nr_visible)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*dev = ordinal;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice dev)
+{
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!u || dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	gsd_uuid(D.visible[dev], (unsigned char *)u->bytes);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetUuid(CUuuid *u, CUdevice dev)
+{
+	return cuDeviceGetUuid_v2(u, dev);
+}
+
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	if (!name || len <= 0 || dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	snprintf(name, (size_t)len, "CUDA test double GPU %d", D.visible[dev]);
+	return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Contexts */
+
+static CUcontext ctx_new(CUdevice dev, bool primary)
+{
+	CUcontext c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->phys = D.visible[dev];
+	c->ordinal = dev;
+	c->primary = primary;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	return c;
+}
+
+static void ctx_drain(CUcontext c)
+{
+	uint64_t seq;
+
+	pthread_mutex_lock(&c->lock);
+	seq = c->submitted;
+	pthread_mutex_unlock(&c->lock);
+	wait_seq(c, seq);
+}
+
+EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	CUcontext c;
+
+	(void)flags;
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pctx || dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = ctx_new(dev, false);
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (depth < MAX_STACK)
+		stack[depth++] = c;
+	*pctx = c;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
+{
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	/* Like the driver: the context's work finishes first. The memory is
+	 * kept (marked dead) so stale handles are caught, not dereferenced
+	 * after free.
+	 */
+	ctx_drain(c);
+	c->dead = true;
+	for (int i = 0; i < depth; i++)
+		if (stack[i] == c)
+			stack[i] = NULL;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxDestroy(CUcontext c)
+{
+	return cuCtxDestroy_v2(c);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pctx || dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&D.lock);
+	if (!D.primary[dev])
+		D.primary[dev] = ctx_new(dev, true);
+	*pctx = D.primary[dev];
+	pthread_mutex_unlock(&D.lock);
+	return *pctx ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* The primary context lives on (no reference count is modelled). */
+EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	return dev >= 0 && dev < D.nr_visible ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pctx = current();
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext c)
+{
+	if (c && c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!c) {
+		if (depth)
+			depth--;
+		return CUDA_SUCCESS;
+	}
+	if (depth)
+		stack[depth - 1] = c;
+	else
+		stack[depth++] = c;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (depth >= MAX_STACK)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	stack[depth++] = c;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	if (!depth)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	depth--;
+	if (pctx)
+		*pctx = stack[depth];
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
+{
+	CUcontext c = current();
+
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*dev = c->ordinal;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	CUcontext c = current();
+
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctx_drain(c);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	static __thread CUstreamCaptureMode m;
+	CUstreamCaptureMode old = m;
+
+	if (!mode)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Streams and events */
+
+EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
+{
+	CUcontext c = current();
+	CUstream s;
+
+	(void)flags;
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	s->ctx = c;
+	*ps = s;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+{
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return CUDA_ERROR_INVALID_HANDLE;
+	free(s);
+	return CUDA_SUCCESS;
+}
+
+static CUresult stream_sync(CUstream s)
+{
+	CUcontext c = stream_ctx(s);
+
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	ctx_drain(c);	/* one queue per context */
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+	return stream_sync(s);
+}
+EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
+{
+	return stream_sync(s);
+}
+
+static CUresult stream_query(CUstream s)
+{
+	CUcontext c = stream_ctx(s);
+	CUresult r;
+
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&c->lock);
+	r = c->completed >= c->submitted ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+EXPORT CUresult cuStreamQuery(CUstream s)
+{
+	return stream_query(s);
+}
+EXPORT CUresult cuStreamQuery_ptsz(CUstream s)
+{
+	return stream_query(s);
+}
+
+static CUresult is_capturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	if (!st)
+		return CUDA_ERROR_INVALID_VALUE;
+	*st = (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing) ?
+	      CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	return is_capturing(s, st);
+}
+
+EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
+{
+	return is_capturing(s, st);
+}
+
+/* Capture is modelled only as far as the library cares: launches into a
+ * capturing stream queue nothing.
+ */
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+{
+	(void)mode;
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return CUDA_ERROR_INVALID_HANDLE;
+	s->capturing = 1;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, void **graph)
+{
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s->capturing)
+		return CUDA_ERROR_INVALID_HANDLE;
+	s->capturing = 0;
+	if (graph)
+		*graph = NULL;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
+{
+	CUcontext c = current();
+	CUevent e;
+
+	(void)flags;
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->ctx = c;
+	*pe = e;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventDestroy_v2(CUevent e)
+{
+	free(e);
+	return CUDA_SUCCESS;
+}
+
+static CUresult event_record(CUevent e, CUstream s)
+{
+	CUcontext c = stream_ctx(s);
+
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!c || c != e->ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing)
+		return CUDA_ERROR_NOT_PERMITTED;	/* would become a graph node */
+	pthread_mutex_lock(&c->lock);
+	e->seq = c->submitted;
+	pthread_mutex_unlock(&c->lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+	return event_record(e, s);
+}
+EXPORT CUresult cuEventRecord_ptsz(CUevent e, CUstream s)
+{
+	return event_record(e, s);
+}
+
+EXPORT CUresult cuEventQuery(CUevent e)
+{
+	CUresult r;
+
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&e->ctx->lock);
+	r = e->ctx->completed >= e->seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+	pthread_mutex_unlock(&e->ctx->lock);
+	return r;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	wait_seq(e->ctx, e->seq);
+	return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* Work */
+
+static CUresult launch(CUstream s, uintptr_t us)
+{
+	CUcontext c = stream_ctx(s);
+
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!us)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing)
+		return CUDA_SUCCESS;	/* captured: a graph node, no work */
+	return enqueue(c, us, true);
+}
+
+#define KPARAMS CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, \
+	unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, \
+	CUstream s
+
+EXPORT CUresult cuLaunchKernel(KPARAMS, void **p, void **e)
+{
+	(void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem;
+	(void)p; (void)e;
+	return launch(s, (uintptr_t)f);
+}
+
+EXPORT CUresult cuLaunchKernel_ptsz(KPARAMS, void **p, void **e)
+{
+	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, p, e);
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel(KPARAMS, void **p)
+{
+	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, p, NULL);
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel_ptsz(KPARAMS, void **p)
+{
+	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shmem, s, p, NULL);
+}
+
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f,
+				 void **p, void **e)
+{
+	(void)p; (void)e;
+	if (!cfg)
+		return CUDA_ERROR_INVALID_VALUE;
+	return launch(cfg->hStream, (uintptr_t)f);
+}
+
+EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f,
+				      void **p, void **e)
+{
+	return cuLaunchKernelEx(cfg, f, p, e);
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
+{
+	return launch(s, (uintptr_t)g);
+}
+
+EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s)
+{
+	return launch(s, (uintptr_t)g);
+}
+
+static CUresult copy(CUstream s)
+{
+	CUcontext c = stream_ctx(s);
+
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return enqueue(c, 0, false);
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	void *m = malloc(n ? n : 1);
+
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	free((void *)(uintptr_t)p);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+	memcpy((void *)(uintptr_t)d, h, n);
+	return copy(s);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+	return cuMemcpyHtoDAsync_v2(d, h, n, s);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+	memcpy(h, (void *)(uintptr_t)d, n);
+	return copy(s);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+	return cuMemcpyDtoHAsync_v2(h, d, n, s);
+}
+
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
+{
+	memmove((void *)(uintptr_t)d, (void *)(uintptr_t)src, n);
+	return copy(s);
+}
+
+EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr src, size_t n, CUstream s)
+{
+	return cuMemcpyAsync(d, src, n, s);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	memset((void *)(uintptr_t)d, v, n);
+	return copy(s);
+}
+
+EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	return cuMemsetD8Async(d, v, n, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors and entry points */
+
+EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
+{
+	const char *m;
+
+	switch (r) {
+	case CUDA_SUCCESS:
+		m = "no error";
+		break;
+	case CUDA_ERROR_INVALID_VALUE:
+		m = "invalid argument";
+		break;
+	case CUDA_ERROR_NOT_INITIALIZED:
+		m = "initialization error";
+		break;
+	case CUDA_ERROR_INVALID_CONTEXT:
+		m = "invalid device context";
+		break;
+	case CUDA_ERROR_INVALID_HANDLE:
+		m = "invalid resource handle";
+		break;
+	case CUDA_ERROR_NOT_READY:
+		m = "device not ready";
+		break;
+	case CUDA_ERROR_NOT_PERMITTED:
+		m = "operation not permitted";
+		break;
+	case CUDA_ERROR_NOT_SUPPORTED:
+		m = "operation not supported";
+		break;
+	default:
+		m = NULL;
+		break;
+	}
+	if (!s)
+		return CUDA_ERROR_INVALID_VALUE;
+	*s = m;
+	return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuGetErrorName(CUresult r, const char **s)
+{
+	return cuGetErrorString(r, s);
+}
+
+/*
+ * Entry points by base name, as the driver resolves them: the newest ABI
+ * version the caller's cudaVersion allows, the _ptsz flavour when asked.
+ */
+struct entry {
+	const char *base;
+	int since;		/* cudaVersion that introduced @fn */
+	bool ptsz;		/* @fn is the per-thread-stream flavour */
+	void *fn;
+};
+
+EXPORT CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+EXPORT CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+				    CUdriverProcAddressQueryResult *);
+
+#define E(b, v, p, f) { b, v, p, (void *)f }
+static const struct entry entries[] = {
+	E("cuInit", 2000, false, cuInit),
+	E("cuDriverGetVersion", 2020, false, cuDriverGetVersion),
+	E("cuDeviceGet", 2000, false, cuDeviceGet),
+	E("cuDeviceGetCount", 2000, false, cuDeviceGetCount),
+	E("cuDeviceGetName", 2000, false, cuDeviceGetName),
+	E("cuDeviceGetUuid", 9020, false, cuDeviceGetUuid),
+	E("cuDeviceGetUuid", 11040, false, cuDeviceGetUuid_v2),
+	E("cuCtxCreate", 3020, false, cuCtxCreate_v2),
+	E("cuCtxDestroy", 4000, false, cuCtxDestroy_v2),
+	E("cuCtxGetCurrent", 4000, false, cuCtxGetCurrent),
+	E("cuCtxSetCurrent", 4000, false, cuCtxSetCurrent),
+	E("cuCtxPushCurrent", 4000, false, cuCtxPushCurrent_v2),
+	E("cuCtxPopCurrent", 4000, false, cuCtxPopCurrent_v2),
+	E("cuCtxGetDevice", 2000, false, cuCtxGetDevice),
+	E("cuCtxSynchronize", 2000, false, cuCtxSynchronize),
+	E("cuDevicePrimaryCtxRetain", 7000, false, cuDevicePrimaryCtxRetain),
+	E("cuDevicePrimaryCtxRelease", 11000, false, cuDevicePrimaryCtxRelease_v2),
+	E("cuDevicePrimaryCtxReset", 11000, false, cuDevicePrimaryCtxReset_v2),
+	E("cuThreadExchangeStreamCaptureMode", 10010, false, cuThreadExchangeStreamCaptureMode),
+	E("cuStreamCreate", 2000, false, cuStreamCreate),
+	E("cuStreamDestroy", 4000, false, cuStreamDestroy_v2),
+	E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
+	E("cuStreamSynchronize", 7000, true, cuStreamSynchronize_ptsz),
+	E("cuStreamQuery", 2000, false, cuStreamQuery),
+	E("cuStreamQuery", 7000, true, cuStreamQuery_ptsz),
+	E("cuStreamIsCapturing", 10000, false, cuStreamIsCapturing),
+	E("cuStreamIsCapturing", 10000, true, cuStreamIsCapturing_ptsz),
+	E("cuStreamBeginCapture", 10010, false, cuStreamBeginCapture_v2),
+	E("cuStreamEndCapture", 10000, false, cuStreamEndCapture),
+	E("cuEventCreate", 2000, false, cuEventCreate),
+	E("cuEventDestroy", 4000, false, cuEventDestroy_v2),
+	E("cuEventRecord", 2000, false, cuEventRecord),
+	E("cuEventRecord", 7000, true, cuEventRecord_ptsz),
+	E("cuEventQuery", 2000, false, cuEventQuery),
+	E("cuEventSynchronize", 2000, false, cuEventSynchronize),
+	E("cuLaunchKernel", 4000, false, cuLaunchKernel),
+	E("cuLaunchKernel", 7000, true, cuLaunchKernel_ptsz),
+	E("cuLaunchKernelEx", 11060, false, cuLaunchKernelEx),
+	E("cuLaunchKernelEx", 11060, true, cuLaunchKernelEx_ptsz),
+	E("cuLaunchCooperativeKernel", 9000, false, cuLaunchCooperativeKernel),
+	E("cuLaunchCooperativeKernel", 9000, true, cuLaunchCooperativeKernel_ptsz),
+	E("cuGraphLaunch", 10000, false, cuGraphLaunch),
+	E("cuGraphLaunch", 10000, true, cuGraphLaunch_ptsz),
+	E("cuMemAlloc", 3020, false, cuMemAlloc_v2),
+	E("cuMemFree", 3020, false, cuMemFree_v2),
+	E("cuMemcpyHtoDAsync", 3020, false, cuMemcpyHtoDAsync_v2),
+	E("cuMemcpyHtoDAsync", 7000, true, cuMemcpyHtoDAsync_v2_ptsz),
+	E("cuMemcpyDtoHAsync", 3020, false, cuMemcpyDtoHAsync_v2),
+	E("cuMemcpyDtoHAsync", 7000, true, cuMemcpyDtoHAsync_v2_ptsz),
+	E("cuMemcpyAsync", 4000, false, cuMemcpyAsync),
+	E("cuMemcpyAsync", 7000, true, cuMemcpyAsync_ptsz),
+	E("cuMemsetD8Async", 3020, false, cuMemsetD8Async),
+	E("cuMemsetD8Async", 7000, true, cuMemsetD8Async_ptsz),
+	E("cuGetErrorString", 6000, false, cuGetErrorString),
+	E("cuGetErrorName", 6000, false, cuGetErrorName),
+	E("cuGetProcAddress", 11030, false, cuGetProcAddress),
+	E("cuGetProcAddress", 12000, false, cuGetProcAddress_v2),
+};
+
+static CUresult get_proc(const char *sym, void **pfn, int ver, cuuint64_t flags,
+			 CUdriverProcAddressQueryResult *st)
+{
+	bool want_ptsz = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	const struct entry *best = NULL;
+	bool found = false;
+
+	if (!sym || !pfn)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ver > 13000)
+		return CUDA_ERROR_INVALID_VALUE;	/* newer than this "driver" */
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		const struct entry *e = &entries[i];
+
+		if (strcmp(e->base, sym))
+			continue;
+		found = true;
+		if (e->since > ver)
+			continue;
+		/* The per-thread flavour where one exists, else the plain. */
+		if (e->ptsz && !want_ptsz)
+			continue;
+		if (!best || e->since > best->since || (e->ptsz && !best->ptsz))
+			best = e;
+	}
+	*pfn = best ? best->fn : NULL;
+	if (st)
+		*st = best ? CU_GET_PROC_ADDRESS_SUCCESS :
+		      found ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT :
+			      CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver,
+				 cuuint64_t flags)
+{
+	return get_proc(sym, pfn, ver, flags, NULL);
+}
+
+EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver,
+				    cuuint64_t flags,
+				    CUdriverProcAddressQueryResult *st)
+{
+	return get_proc(sym, pfn, ver, flags, st);
+}
+
+EXPORT uint64_t gs_double_work_us(void)
+{
+	return atomic_load(&D.work_us);
+}
+
+/* The child has no workers and none of the parent's work. */
+static void atfork_child(void)
+{
+	pthread_mutex_init(&D.lock, NULL);
+	atomic_store(&D.work_us, 0);
+	for (int i = 0; i < GSD_MAX_GPUS; i++) {
+		CUcontext c = D.primary[i];
+
+		if (!c)
+			continue;
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->cond, NULL);
+		c->head = c->tail = NULL;	/* leaked: the parent's */
+		c->completed = c->submitted;
+		c->worker = false;
+	}
+	for (int i = 0; i < depth; i++) {
+		CUcontext c = stack[i];
+
+		if (!c || c->primary)
+			continue;
+		pthread_mutex_init(&c->lock, NULL);
+		pthread_cond_init(&c->cond, NULL);
+		c->head = c->tail = NULL;
+		c->completed = c->submitted;
+		c->worker = false;
+	}
+}
+
+/* Like context teardown at exit: queued work finishes first. */
+__attribute__((destructor)) static void double_exit(void)
+{
+	for (int i = 0; i < GSD_MAX_GPUS; i++)
+		if (D.primary[i] && D.primary[i]->worker)
+			ctx_drain(D.primary[i]);
+}

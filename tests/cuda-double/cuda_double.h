@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The CUDA test double (tests only, never installed): what the double and
+ * its test client share. The double is a libcuda.so.1 stand-in that models
+ * GPUs that each run one process's work at a time; see cuda_double.c.
+ */
+#ifndef GS_CUDA_DOUBLE_H
+#define GS_CUDA_DOUBLE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define GSD_MAGIC	0x47534431U	/* "GSD1" */
+#define GSD_MAX_GPUS	8
+
+/* One modelled GPU in the shared file named by $GS_DOUBLE_SHM. */
+struct gsd_gpu {
+	/* Held by the worker thread whose kernel runs. Robust: a process
+	 * killed mid-kernel leaves it "owner died" as its threads exit,
+	 * before its files (its token) are closed.
+	 */
+	pthread_mutex_t running;
+	int32_t owner;		/* pid whose work runs now; 0: idle */
+	int32_t pad;
+	uint64_t violations;	/* work started while another pid's ran */
+	uint64_t kernels;	/* kernels executed, all processes */
+	uint64_t busy_us;	/* their nominal duration */
+};
+
+struct gsd_shm {
+	uint32_t magic;		/* set once the mutexes are initialised */
+	uint32_t nr_gpus;
+	struct gsd_gpu gpu[GSD_MAX_GPUS];
+};
+
+/*
+ * Extra entry points of the double, for the test client (looked up with
+ * dlsym, not part of CUDA): work this process completed, in nominal
+ * microseconds, and the shared counters.
+ */
+typedef uint64_t (*gsd_work_us_fn)(void);
+#define GSD_WORK_US_SYM "gs_double_work_us"
+
+/* The uuid of physical GPU @i: "gs-double-gpu" then the index. */
+static inline void gsd_uuid(int i, unsigned char u[16])
+{
+	static const char prefix[13] = { 'g', 's', '-', 'd', 'o', 'u', 'b',
+					 'l', 'e', '-', 'g', 'p', 'u' };
+
+	for (int k = 0; k < 13; k++)
+		u[k] = (unsigned char)prefix[k];
+	u[13] = 0;
+	u[14] = 0;
+	u[15] = (unsigned char)(i + 1);
+}
+
+#endif

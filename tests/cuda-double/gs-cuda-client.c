@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A driver-API test client for the CUDA test double: launches fixed-work
+ * "kernels" for a fixed time and reports the work completed in that time.
+ * It reaches the launch entry points the ways real programs do: by symbol,
+ * through cuGetProcAddress, through dlsym on libcuda, or as the CUDA
+ * runtime does (dlsym for cuGetProcAddress, then cuGetProcAddress).
+ *
+ * Output: one line of key=value pairs on stdout (a forked child prints its
+ * own line, starting with "child"). With --report FILE it prints the
+ * double's shared counters instead.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+#include "cuda_double.h"
+
+/* The driver API, declared as cuda.h does (linked against libcuda.so.1). */
+CUresult cuInit(unsigned int);
+CUresult cuDeviceGet(CUdevice *, int);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
+CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuCtxSynchronize(void);
+CUresult cuStreamCreate(CUstream *, unsigned int);
+CUresult cuStreamDestroy_v2(CUstream);
+CUresult cuStreamSynchronize(CUstream);
+CUresult cuStreamBeginCapture_v2(CUstream, int);
+CUresult cuStreamEndCapture(CUstream, void **);
+CUresult cuMemAlloc_v2(uint64_t *, size_t);
+CUresult cuMemFree_v2(uint64_t);
+CUresult cuMemcpyHtoDAsync_v2(uint64_t, const void *, size_t, CUstream);
+CUresult cuMemcpyDtoHAsync_v2(void *, uint64_t, size_t, CUstream);
+CUresult cuGetErrorString(CUresult, const char **);
+CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+			     CUdriverProcAddressQueryResult *);
+CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int,
+			unsigned int, unsigned int, unsigned int, unsigned int,
+			CUstream, void **, void **);
+CUresult cuLaunchKernel_ptsz(CUfunction, unsigned int, unsigned int,
+			     unsigned int, unsigned int, unsigned int,
+			     unsigned int, unsigned int, CUstream, void **,
+			     void **);
+CUresult cuLaunchKernelEx(const CUlaunchConfig *, CUfunction, void **, void **);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **,
+			       void **);
+CUresult cuLaunchCooperativeKernel(CUfunction, unsigned int, unsigned int,
+				   unsigned int, unsigned int, unsigned int,
+				   unsigned int, unsigned int, CUstream, void **);
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction, unsigned int, unsigned int,
+					unsigned int, unsigned int,
+					unsigned int, unsigned int,
+					unsigned int, CUstream, void **);
+CUresult cuGraphLaunch(CUgraphExec, CUstream);
+CUresult cuGraphLaunch_ptsz(CUgraphExec, CUstream);
+
+typedef CUresult (*kernel_fn)(CUfunction, unsigned int, unsigned int,
+			      unsigned int, unsigned int, unsigned int,
+			      unsigned int, unsigned int, CUstream, void **,
+			      void **);
+typedef CUresult (*kernel_ex_fn)(const CUlaunchConfig *, CUfunction, void **,
+				 void **);
+typedef CUresult (*coop_fn)(CUfunction, unsigned int, unsigned int,
+			    unsigned int, unsigned int, unsigned int,
+			    unsigned int, unsigned int, CUstream, void **);
+typedef CUresult (*graph_fn)(CUgraphExec, CUstream);
+typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+			   CUdriverProcAddressQueryResult *);
+
+enum route { R_SYMBOL, R_PROCADDR, R_DLSYM, R_RUNTIME, R_MIXED };
+enum api { A_KERNEL, A_EX, A_COOP, A_GRAPH, A_MIXED };
+
+static struct {
+	enum route route;
+	enum api api;
+	bool ptsz;
+	unsigned int kernel_us;
+	double seconds;
+	unsigned int threads;
+	double fork_at;
+	double idle_after, idle_for;
+	bool memcpy_too;
+	bool capture;
+	int device;
+	uint64_t start_at;	/* CLOCK_REALTIME ns; 0: now */
+} opt = {
+	.route = R_SYMBOL, .api = A_KERNEL, .kernel_us = 1000, .seconds = 2,
+	.threads = 1, .fork_at = -1, .idle_after = -1,
+};
+
+/* Entry points per route and api; [ptsz]. */
+static kernel_fn k_fn[4][2];
+static kernel_ex_fn ex_fn[4][2];
+static coop_fn coop_fns[4][2];
+static graph_fn graph_fns[4][2];
+
+static CUcontext ctx;
+static gsd_work_us_fn work_us;
+static atomic_ullong launches, errors;
+static atomic_int first_error;
+static uint64_t t_start, t_end;
+static double cpu_ns_per_launch;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what, CUresult r)
+{
+	const char *s = NULL;
+
+	cuGetErrorString(r, &s);
+	fprintf(stderr, "gs-cuda-client: %s: error %d (%s)\n", what, r, s ? s : "?");
+	exit(2);
+}
+
+#define CK(call) do { CUresult r_ = (call); if (r_) die(#call, r_); } while (0)
+
+static void *sym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		fprintf(stderr, "gs-cuda-client: dlsym %s: %s\n", name, dlerror());
+		exit(2);
+	}
+	return p;
+}
+
+static void *by_procaddr(gpa_fn gpa, const char *name, bool ptsz)
+{
+	CUdriverProcAddressQueryResult st;
+	void *p = NULL;
+
+	CK(gpa(name, &p, 12000, ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM :
+		       CU_GET_PROC_ADDRESS_DEFAULT, &st));
+	if (!p || st != CU_GET_PROC_ADDRESS_SUCCESS) {
+		fprintf(stderr, "gs-cuda-client: cuGetProcAddress(%s) found nothing\n", name);
+		exit(2);
+	}
+	return p;
+}
+
+static void resolve(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	gpa_fn gpa_rt;
+
+	if (!h) {
+		fprintf(stderr, "gs-cuda-client: libcuda.so.1 is not loaded: %s\n", dlerror());
+		exit(2);
+	}
+	k_fn[R_SYMBOL][0] = cuLaunchKernel;
+	k_fn[R_SYMBOL][1] = cuLaunchKernel_ptsz;
+	ex_fn[R_SYMBOL][0] = cuLaunchKernelEx;
+	ex_fn[R_SYMBOL][1] = cuLaunchKernelEx_ptsz;
+	coop_fns[R_SYMBOL][0] = cuLaunchCooperativeKernel;
+	coop_fns[R_SYMBOL][1] = cuLaunchCooperativeKernel_ptsz;
+	graph_fns[R_SYMBOL][0] = cuGraphLaunch;
+	graph_fns[R_SYMBOL][1] = cuGraphLaunch_ptsz;
+
+	k_fn[R_DLSYM][0] = sym(h, "cuLaunchKernel");
+	k_fn[R_DLSYM][1] = sym(h, "cuLaunchKernel_ptsz");
+	ex_fn[R_DLSYM][0] = sym(h, "cuLaunchKernelEx");
+	ex_fn[R_DLSYM][1] = sym(h, "cuLaunchKernelEx_ptsz");
+	coop_fns[R_DLSYM][0] = sym(h, "cuLaunchCooperativeKernel");
+	coop_fns[R_DLSYM][1] = sym(h, "cuLaunchCooperativeKernel_ptsz");
+	graph_fns[R_DLSYM][0] = sym(h, "cuGraphLaunch");
+	graph_fns[R_DLSYM][1] = sym(h, "cuGraphLaunch_ptsz");
+
+	/* The runtime's way: cuGetProcAddress from dlsym, then everything
+	 * through it, cuGetProcAddress itself included.
+	 */
+	gpa_rt = (gpa_fn)sym(h, "cuGetProcAddress_v2");
+	gpa_rt = (gpa_fn)by_procaddr(gpa_rt, "cuGetProcAddress", false);
+
+	for (int p = 0; p < 2; p++) {
+		k_fn[R_PROCADDR][p] = by_procaddr(cuGetProcAddress_v2, "cuLaunchKernel", p);
+		ex_fn[R_PROCADDR][p] = by_procaddr(cuGetProcAddress_v2, "cuLaunchKernelEx", p);
+		coop_fns[R_PROCADDR][p] = by_procaddr(cuGetProcAddress_v2, "cuLaunchCooperativeKernel", p);
+		graph_fns[R_PROCADDR][p] = by_procaddr(cuGetProcAddress_v2, "cuGraphLaunch", p);
+		k_fn[R_RUNTIME][p] = by_procaddr(gpa_rt, "cuLaunchKernel", p);
+		ex_fn[R_RUNTIME][p] = by_procaddr(gpa_rt, "cuLaunchKernelEx", p);
+		coop_fns[R_RUNTIME][p] = by_procaddr(gpa_rt, "cuLaunchCooperativeKernel", p);
+		graph_fns[R_RUNTIME][p] = by_procaddr(gpa_rt, "cuGraphLaunch", p);
+	}
+	work_us = (gsd_work_us_fn)sym(h, GSD_WORK_US_SYM);
+}
+
+static CUresult launch_one(unsigned int n, CUstream s)
+{
+	int route = opt.route == R_MIXED ? (int)(n % 4) : (int)opt.route;
+	int api = opt.api == A_MIXED ? (int)((n / 4) % 4) : (int)opt.api;
+	CUfunction f = (CUfunction)(uintptr_t)opt.kernel_us;
+	int p = opt.ptsz;
+
+	switch (api) {
+	case A_EX: {
+		CUlaunchConfig cfg = {
+			.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1,
+			.blockDimX = 32, .blockDimY = 1, .blockDimZ = 1,
+			.hStream = s,
+		};
+
+		return ex_fn[route][p](&cfg, f, NULL, NULL);
+	}
+	case A_COOP:
+		return coop_fns[route][p](f, 1, 1, 1, 32, 1, 1, 0, s, NULL);
+	case A_GRAPH:
+		return graph_fns[route][p]((CUgraphExec)(uintptr_t)opt.kernel_us, s);
+	default:
+		return k_fn[route][p](f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
+	}
+}
+
+static void note_error(CUresult r)
+{
+	int zero = 0;
+
+	atomic_fetch_add(&errors, 1);
+	atomic_compare_exchange_strong(&first_error, &zero, r);
+}
+
+static void *run_thread(void *arg)
+{
+	uintptr_t id = (uintptr_t)arg;
+	bool idled = false;
+	uint64_t buf = 0, dev = 0;
+	CUstream s = NULL;
+	unsigned int n = 0;
+
+	struct rusage ru0, ru1;
+
+	getrusage(RUSAGE_THREAD, &ru0);
+	CK(cuCtxSetCurrent(ctx));
+	if (opt.threads > 1 || opt.capture)
+		CK(cuStreamCreate(&s, 0));
+	if (opt.memcpy_too)
+		CK(cuMemAlloc_v2(&dev, sizeof(buf)));
+	/* At least one launch, however slow the host (an emulated VM). */
+	for (bool first = true; first || mono_ns() < t_end; first = false) {
+		CUresult r;
+
+		if (!idled && opt.idle_after >= 0 &&
+		    mono_ns() >= t_start + (uint64_t)(opt.idle_after * 1e9)) {
+			struct timespec ts = {
+				.tv_sec = (time_t)opt.idle_for,
+				.tv_nsec = (long)((opt.idle_for - (time_t)opt.idle_for) * 1e9),
+			};
+
+			/* Finish our work, then stay away from the GPU. */
+			CK(cuCtxSynchronize());
+			nanosleep(&ts, NULL);
+			idled = true;
+		}
+		if (opt.capture && id == 0 && n % 16 == 0) {
+			/* A launch into a capturing stream submits nothing. */
+			CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+			r = launch_one(n, s);
+			CK(cuStreamEndCapture(s, NULL));
+			if (r)
+				note_error(r);
+		}
+		r = launch_one(n++, s);
+		if (r) {
+			note_error(r);
+			if (atomic_load(&errors) > 1000)
+				break;
+			continue;
+		}
+		atomic_fetch_add(&launches, 1);
+		if (opt.memcpy_too && n % 8 == 0) {
+			CK(cuMemcpyHtoDAsync_v2(dev, &buf, sizeof(buf), s));
+			CK(cuMemcpyDtoHAsync_v2(&buf, dev, sizeof(buf), s));
+		}
+	}
+	/* CPU time of the first thread per launch: what a launch costs,
+	 * waits excluded (they block).
+	 */
+	getrusage(RUSAGE_THREAD, &ru1);
+	if (id == 0 && n)
+		cpu_ns_per_launch = ((ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec +
+				      ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) * 1e9 +
+				     (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec +
+				      ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e3) / n;
+	if (s) {
+		CK(cuStreamSynchronize(s));
+		CK(cuStreamDestroy_v2(s));
+	}
+	if (dev)
+		CK(cuMemFree_v2(dev));
+	return NULL;
+}
+
+/* Run the launch loop in every thread until t_end; returns work in us. */
+static uint64_t run(uint64_t *wall_ns)
+{
+	pthread_t t[64];
+	uint64_t w0, w1;
+
+	w0 = work_us();
+	t_start = mono_ns();
+	t_end = t_start + (uint64_t)(opt.seconds * 1e9);
+	for (uintptr_t i = 0; i < opt.threads; i++)
+		if (pthread_create(&t[i], NULL, run_thread, (void *)i)) {
+			perror("pthread_create");
+			exit(2);
+		}
+	if (opt.fork_at >= 0) {
+		struct timespec ts = {
+			.tv_sec = (time_t)opt.fork_at,
+			.tv_nsec = (long)((opt.fork_at - (time_t)opt.fork_at) * 1e9),
+		};
+		pid_t pid;
+
+		nanosleep(&ts, NULL);
+		/* Fork while the other threads launch; the child launches
+		 * on its own (its library must open its own token).
+		 */
+		pid = fork();
+		if (pid == 0) {
+			uint64_t c0;
+
+			opt.threads = 1;
+			opt.fork_at = -1;
+			atomic_store(&launches, 0);
+			atomic_store(&errors, 0);
+			CK(cuCtxSetCurrent(ctx));
+			c0 = work_us();
+			t_start = mono_ns();
+			t_end = t_start + (uint64_t)(0.3 * 1e9);
+			run_thread((void *)0);
+			CK(cuCtxSynchronize());
+			printf("child pid=%d launches=%llu errors=%llu work_us=%llu\n",
+			       (int)getpid(), (unsigned long long)atomic_load(&launches),
+			       (unsigned long long)atomic_load(&errors),
+			       (unsigned long long)(work_us() - c0));
+			fflush(stdout);
+			exit(atomic_load(&errors) ? 1 : 0);
+		}
+		if (pid < 0) {
+			perror("fork");
+			exit(2);
+		}
+		for (unsigned int i = 0; i < opt.threads; i++)
+			pthread_join(t[i], NULL);
+		w1 = work_us();
+		*wall_ns = mono_ns() - t_start;
+		{
+			int st;
+
+			if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+				fprintf(stderr, "gs-cuda-client: forked child failed\n");
+				atomic_fetch_add(&errors, 1);
+			}
+		}
+		return w1 - w0;
+	}
+	for (unsigned int i = 0; i < opt.threads; i++)
+		pthread_join(t[i], NULL);
+	/* Work completed inside the window, not what drains after it. */
+	w1 = work_us();
+	*wall_ns = mono_ns() - t_start;
+	return w1 - w0;
+}
+
+static int report(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct gsd_shm *s;
+
+	if (fd < 0) {
+		fprintf(stderr, "gs-cuda-client: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (s == MAP_FAILED || s->magic != GSD_MAGIC) {
+		fprintf(stderr, "gs-cuda-client: %s is not the double's file\n", path);
+		return 2;
+	}
+	for (uint32_t i = 0; i < s->nr_gpus && i < GSD_MAX_GPUS; i++)
+		printf("gpu=%u violations=%llu kernels=%llu busy_us=%llu\n", i,
+		       (unsigned long long)s->gpu[i].violations,
+		       (unsigned long long)s->gpu[i].kernels,
+		       (unsigned long long)s->gpu[i].busy_us);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: gs-cuda-client [OPTION]...   (needs the CUDA test double as libcuda.so.1)\n"
+"  --route symbol|procaddr|dlsym|runtime|mixed   how launches reach the driver\n"
+"  --api kernel|ex|coop|graph|mixed               which launch entry point\n"
+"  --ptsz                 per-thread default stream flavours\n"
+"  --kernel-us N          duration of one kernel (default 1000)\n"
+"  --seconds S            run time (default 2)\n"
+"  --threads N            launching threads, each with a stream (default 1)\n"
+"  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
+"  --idle-after S --idle-for S   stop launching for a while\n"
+"  --memcpy               also queue async copies\n"
+"  --capture              also launch into a capturing stream\n"
+"  --device N             CUDA ordinal (default 0)\n"
+"  --start-at NS          start at this CLOCK_REALTIME time (or $GS_START_AT)\n"
+"  --report FILE          print the double's shared counters and exit\n");
+}
+
+static int pick(const char *s, const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, words[i]))
+			return i;
+	fprintf(stderr, "gs-cuda-client: unknown value \"%s\"\n", s);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const routes[] = { "symbol", "procaddr", "dlsym", "runtime", "mixed" };
+	static const char *const apis[] = { "kernel", "ex", "coop", "graph", "mixed" };
+	static const struct option opts[] = {
+		{ "route", required_argument, NULL, 'r' },
+		{ "api", required_argument, NULL, 'a' },
+		{ "ptsz", no_argument, NULL, 'p' },
+		{ "kernel-us", required_argument, NULL, 'k' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "fork-at", required_argument, NULL, 'f' },
+		{ "idle-after", required_argument, NULL, 'i' },
+		{ "idle-for", required_argument, NULL, 'I' },
+		{ "memcpy", no_argument, NULL, 'm' },
+		{ "capture", no_argument, NULL, 'C' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "start-at", required_argument, NULL, 'S' },
+		{ "report", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *env = getenv("GS_START_AT");
+	uint64_t work, wall;
+	CUdevice dev;
+	int c;
+
+	if (env)
+		opt.start_at = strtoull(env, NULL, 10);
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			opt.route = pick(optarg, routes, 5);
+			break;
+		case 'a':
+			opt.api = pick(optarg, apis, 5);
+			break;
+		case 'p':
+			opt.ptsz = true;
+			break;
+		case 'k':
+			opt.kernel_us = (unsigned int)atoi(optarg);
+			break;
+		case 's':
+			opt.seconds = atof(optarg);
+			break;
+		case 't':
+			opt.threads = (unsigned int)atoi(optarg);
+			break;
+		case 'f':
+			opt.fork_at = atof(optarg);
+			break;
+		case 'i':
+			opt.idle_after = atof(optarg);
+			break;
+		case 'I':
+			opt.idle_for = atof(optarg);
+			break;
+		case 'm':
+			opt.memcpy_too = true;
+			break;
+		case 'C':
+			opt.capture = true;
+			break;
+		case 'd':
+			opt.device = atoi(optarg);
+			break;
+		case 'S':
+			opt.start_at = strtoull(optarg, NULL, 10);
+			break;
+		case 'R':
+			return report(optarg);
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!opt.kernel_us || opt.threads < 1 || opt.threads > 64 || opt.seconds <= 0) {
+		usage(stderr);
+		return 2;
+	}
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, opt.device));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	resolve();
+	if (opt.start_at) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(opt.start_at / 1000000000ull),
+			.tv_nsec = (long)(opt.start_at % 1000000000ull),
+		};
+
+		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	work = run(&wall);
+	CK(cuCtxSynchronize());
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f\n",
+	       (int)getpid(), (unsigned long long)atomic_load(&launches),
+	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
+	       (unsigned long long)work, (unsigned long long)(wall / 1000),
+	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch);
+	fflush(stdout);
+	return atomic_load(&errors) ? 1 : 0;
+}

@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# build-kernel.sh
+#
+# Build the debug kernel of tests/debug/debug.config from Debian's
+# linux-source-6.1 (extracted here, never committed) and print the
+# directory that holds it: DIR/bzImage, and DIR/linux, the built tree to
+# build modules against (KDIR). The build is cached in
+# build/debug-kernel/KEY/, KEY a hash of the config fragment, the source
+# tarball, the compiler and this script, so a second run prints at once.
+# Progress and the build log go to standard error and DIR/build.log.
+#
+# Environment: LINUX_SOURCE (default /usr/src/linux-source-6.1.tar.xz),
+# JOBS (default: the number of CPUs), NICE (default 10).
+set -euo pipefail
+
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+SRC=${LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
+FRAG=$ROOT/tests/debug/debug.config
+JOBS=${JOBS:-$(nproc)}
+NICE=${NICE:-10}
+CACHE=$ROOT/build/debug-kernel
+
+log() {
+	echo "debug-kernel: $*" >&2
+}
+
+if [ ! -r "$SRC" ]; then
+	log "$SRC missing: run tests/tools/install-deps.sh"
+	exit 1
+fi
+for tool in bison flex bc; do
+	command -v $tool >/dev/null || { log "$tool missing: run tests/tools/install-deps.sh"; exit 1; }
+done
+
+KEY=$( {
+	cat "$FRAG" "$0"
+	stat -c '%n %s %Y' "$SRC"
+	gcc --version | head -n 1
+} | sha256sum | cut -c1-16)
+DIR=$CACHE/$KEY
+mkdir -p "$CACHE"
+
+# One build at a time; a second caller waits and then finds it cached.
+exec 9>"$CACHE/.lock"
+flock 9
+
+if [ -f "$DIR/done" ]; then
+	log "cached: build/debug-kernel/$KEY"
+	echo "$DIR"
+	exit 0
+fi
+
+# Only the newest configuration is worth the disk (a few GB each).
+for old in "$CACHE"/*/; do
+	[ -d "$old" ] && [ "${old%/}" != "$DIR" ] && rm -rf "${old%/}"
+done
+rm -rf "$DIR"
+mkdir -p "$DIR"
+start=$(date +%s)
+
+log "extracting $SRC"
+# The tarball holds one top directory (tar dies of SIGPIPE here: fine).
+top=$(tar -tJf "$SRC" 2>/dev/null | head -n 1 || true)
+top=${top%%/*}
+nice -n "$NICE" tar -xJf "$SRC" -C "$DIR"
+mv "$DIR/$top" "$DIR/linux"
+K=$DIR/linux
+extracted=$(date +%s)
+
+log "configuring (tinyconfig + tests/debug/debug.config)"
+{
+	make -C "$K" ARCH=x86_64 tinyconfig
+	"$K/scripts/kconfig/merge_config.sh" -m -O "$K" "$K/.config" "$FRAG"
+	make -C "$K" ARCH=x86_64 olddefconfig
+} >"$DIR/build.log" 2>&1
+
+# Kconfig drops silently what a missing dependency forbids: check every line.
+bad=0
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=n)
+		opt=${line%=n}
+		if grep -q "^$opt=" "$K/.config"; then
+			log "wanted $line, got $(grep "^$opt=" "$K/.config")"
+			bad=1
+		fi
+		;;
+	CONFIG_*=*)
+		if ! grep -qx "$line" "$K/.config"; then
+			log "wanted $line, got $(grep "^${line%%=*}[= ]" "$K/.config" || echo 'not set')"
+			bad=1
+		fi
+		;;
+	esac
+done <"$FRAG"
+if [ $bad -ne 0 ]; then
+	log "configuration does not hold the fragment; see $K/.config"
+	exit 1
+fi
+
+log "building bzImage and modules with make -j$JOBS (nice $NICE); log in $DIR/build.log"
+if ! nice -n "$NICE" make -C "$K" ARCH=x86_64 -j"$JOBS" bzImage modules \
+	>>"$DIR/build.log" 2>&1; then
+	tail -n 30 "$DIR/build.log" >&2
+	log "build failed"
+	exit 1
+fi
+ln -sf linux/arch/x86/boot/bzImage "$DIR/bzImage"
+end=$(date +%s)
+printf 'extract %d s, build %d s\n' $((extracted - start)) $((end - extracted)) >"$DIR/time"
+log "built in $((end - start)) s ($(cat "$DIR/time"))"
+touch "$DIR/done"
+echo "$DIR"

@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: the in-VM tests on a debug kernel (KASAN, lockdep,
+# UBSAN, kmemleak, DEBUG_LIST, DEBUG_VM, debug objects) built from Debian's
+# linux-source-6.1 by tests/debug/build-kernel.sh and cached in
+# build/debug-kernel/. The fuzzers run for DEBUG_FUZZ_SECONDS there.
+
+DEBUG_FUZZ_SECONDS ?= 60
+
+.PHONY: check-debug debug-kernel
+debug-kernel:
+	$(Q)tests/debug/build-kernel.sh >/dev/null
+
+check-debug: debug-kernel
+	$(Q)tests/tools/install-deps.sh
+	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
+		{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+	$(Q)$(VM_ENV) DEBUG_FUZZ_SECONDS=$(DEBUG_FUZZ_SECONDS) \
+		tests/tools/prove-count $(PROVE_FLAGS) tests/debug/vm-debug.t

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the in-VM fuzzers (fuzz-dev, fuzz-netlink) share: a seeded random
+ * generator, the run's options, counters and the first failure in memory
+ * shared by every worker process, a watchdog that names a worker stuck in
+ * the kernel, and a snapshot of every GPU's knobs, put back at the end so
+ * that the fuzzers leave the tests after them the state they found.
+ *
+ * Reproducing a run: every worker draws its operations from a generator
+ * seeded with (seed, worker number), so a seed gives the same sequence of
+ * operations per worker; the interleaving of workers, and the kernel's
+ * answers that steer later choices, are not reproducible. Each failure
+ * prints the seed, the worker and its operation number.
+ */
+#ifndef GS_FUZZ_COMMON_H
+#define GS_FUZZ_COMMON_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/gpusched.h>
+
+#define GS_FUZZ_SYSFS		"/sys/kernel/gpusched"
+#define GS_FUZZ_MAX_WORKERS	64
+#define GS_FUZZ_MAX_COUNTERS	48
+#define GS_FUZZ_NOBODY		65534
+
+/* The fuzzers' own GPUs ("gsFUZZ" + n), apart from the tests' "gsTEST". */
+#define GS_FUZZ_NR_GPUS		2
+
+static inline void gs_fuzz_uuid(__u8 uuid[GPUSCHED_UUID_LEN], unsigned int n)
+{
+	static const char tag[] = "gsFUZZ";
+
+	memset(uuid, 0, GPUSCHED_UUID_LEN);
+	memcpy(uuid, tag, sizeof(tag) - 1);
+	uuid[GPUSCHED_UUID_LEN - 1] = n;
+}
+
+/* splitmix64: small, fast, and any seed is a good one. */
+struct gs_rng {
+	uint64_t s;
+};
+
+static inline uint64_t gs_rnd(struct gs_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline void gs_rng_init(struct gs_rng *r, uint64_t seed, uint64_t stream)
+{
+	r->s = seed ^ (stream * 0xd1b54a32d192ed03ull);
+	gs_rnd(r);
+}
+
+/* Uniform in [0, n), n > 0. */
+static inline uint64_t gs_below(struct gs_rng *r, uint64_t n)
+{
+	return gs_rnd(r) % n;
+}
+
+static inline bool gs_chance(struct gs_rng *r, unsigned int pct)
+{
+	return gs_below(r, 100) < pct;
+}
+
+/* Values that find off-by-ones and overflows more often than uniform ones. */
+static inline uint64_t gs_interesting(struct gs_rng *r)
+{
+	static const uint64_t v[] = {
+		0, 1, 2, 3, 7, 8, 9, 10, 16, 50, 90, 91, 99, 100, 101, 127, 128,
+		255, 256, 999, 1000, 1001, 4095, 4096, 9999, 10000, 10001,
+		65535, 65536, 100000, 1000000, 10000000, 10000001, 60000000,
+		60000001, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff,
+		0x100000000ull, 0x7fffffffffffffffull, 0x8000000000000000ull,
+		0xffffffffffffffffull, 1ull << 40, (1ull << 40) + 1,
+	};
+
+	switch (gs_below(r, 4)) {
+	case 0:
+		return gs_rnd(r);
+	case 1:
+		return gs_rnd(r) & 0xffffffff;
+	case 2:
+		return gs_below(r, 20000);
+	default:
+		return v[gs_below(r, sizeof(v) / sizeof(v[0]))];
+	}
+}
+
+static inline uint64_t gs_fuzz_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline void gs_fuzz_sleep_us(uint64_t us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);	/* a signal may cut it short: fine */
+}
+
+/* Shared by every process of a run (MAP_SHARED anonymous memory). */
+struct gs_fuzz_shared {
+	uint64_t seed;
+	uint64_t end_ns;		/* workers stop starting operations */
+	int stop;
+	int failures;
+	char failure[1024];		/* the first one */
+	uint64_t count[GS_FUZZ_MAX_COUNTERS];
+	struct gs_fuzz_beat {
+		uint64_t beat;		/* bumped after every operation */
+		uint64_t ops;
+		int tid;
+		int op;			/* running, -1 between operations */
+	} beat[GS_FUZZ_MAX_WORKERS];
+};
+
+static struct gs_fuzz_shared *gs_sh;
+static const char *const *gs_op_names;
+static const char *gs_prog = "fuzz";
+
+static inline void gs_fuzz_shared_init(void)
+{
+	gs_sh = mmap(NULL, sizeof(*gs_sh), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (gs_sh == MAP_FAILED) {
+		printf("Bail out! mmap: %s\n", strerror(errno));
+		exit(1);
+	}
+}
+
+static inline void gs_count(unsigned int i, uint64_t n)
+{
+	__atomic_add_fetch(&gs_sh->count[i], n, __ATOMIC_RELAXED);
+}
+
+/* Record a failure; the first one is kept whole, all are counted. */
+static inline void __attribute__((format(printf, 2, 3)))
+gs_fail(int worker, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (__atomic_fetch_add(&gs_sh->failures, 1, __ATOMIC_SEQ_CST) == 0) {
+		snprintf(gs_sh->failure, sizeof(gs_sh->failure),
+			 "seed %#" PRIx64 " worker %d op #%" PRIu64 ": %s",
+			 gs_sh->seed, worker,
+			 worker >= 0 ? gs_sh->beat[worker].ops : 0, msg);
+	}
+	fprintf(stderr, "# %s: FAIL worker %d: %s\n", gs_prog, worker, msg);
+}
+
+static inline bool gs_stopping(void)
+{
+	return __atomic_load_n(&gs_sh->stop, __ATOMIC_RELAXED) ||
+	       gs_fuzz_now_ns() >= gs_sh->end_ns;
+}
+
+static inline void gs_beat_begin(int w, int op)
+{
+	gs_sh->beat[w].op = op;
+}
+
+static inline void gs_beat_end(int w)
+{
+	gs_sh->beat[w].op = -1;
+	gs_sh->beat[w].ops++;
+	__atomic_add_fetch(&gs_sh->beat[w].beat, 1, __ATOMIC_RELEASE);
+}
+
+static inline int gs_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+/* Options: -s SEED -t SECONDS -p PROCS -j THREADS, then the environment. */
+struct gs_fuzz_opts {
+	uint64_t seed;
+	unsigned int seconds;
+	unsigned int procs;
+	unsigned int threads;
+	unsigned int hang_s;		/* no progress this long: a hang */
+};
+
+static inline void gs_fuzz_usage(void)
+{
+	fprintf(stderr,
+		"usage: %s [-s SEED] [-t SECONDS] [-p PROCS] [-j THREADS] [-H HANG_S]\n"
+		"  environment: GSFUZZ_SEED, GSFUZZ_SECONDS (options win)\n",
+		gs_prog);
+	exit(2);
+}
+
+static inline void gs_fuzz_parse(int argc, char **argv, struct gs_fuzz_opts *o)
+{
+	const char *env;
+	int c;
+
+	env = getenv("GSFUZZ_SEED");
+	o->seed = env ? strtoull(env, NULL, 0) : 0;
+	if (!o->seed)
+		o->seed = gs_fuzz_now_ns() ^ ((uint64_t)getpid() << 32);
+	env = getenv("GSFUZZ_SECONDS");
+	if (env && atoi(env) > 0)
+		o->seconds = atoi(env);
+	while ((c = getopt(argc, argv, "s:t:p:j:H:")) != -1) {
+		switch (c) {
+		case 's':
+			o->seed = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			o->seconds = atoi(optarg);
+			break;
+		case 'p':
+			o->procs = atoi(optarg);
+			break;
+		case 'j':
+			o->threads = atoi(optarg);
+			break;
+		case 'H':
+			o->hang_s = atoi(optarg);
+			break;
+		default:
+			gs_fuzz_usage();
+		}
+	}
+	if (!o->seconds || !o->procs || !o->threads ||
+	    o->procs * o->threads > GS_FUZZ_MAX_WORKERS)
+		gs_fuzz_usage();
+}
+
+/* The GPUs' knobs, saved at the start and written back at the end. */
+static const char *const gs_knob_names[] = {
+	"timeslice_us", "grace_us", "min_grant_us", "starve_us", "window_us",
+	"latency_pct",
+};
+#define GS_NR_KNOBS	(sizeof(gs_knob_names) / sizeof(gs_knob_names[0]))
+
+struct gs_knob_snap {
+	int n;
+	struct {
+		unsigned int index;
+		char val[GS_NR_KNOBS][32];
+	} gpu[64];
+};
+
+static inline int gs_file_read(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static inline int gs_file_write(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, len);
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static inline void gs_knobs_save(struct gs_knob_snap *s)
+{
+	DIR *d = opendir(GS_FUZZ_SYSFS);
+	struct dirent *e;
+	char path[300];
+	unsigned int i, idx;
+
+	s->n = 0;
+	if (!d)
+		return;
+	while ((e = readdir(d)) && s->n < 64) {
+		if (sscanf(e->d_name, "gpu%u", &idx) != 1)
+			continue;
+		s->gpu[s->n].index = idx;
+		for (i = 0; i < GS_NR_KNOBS; i++) {
+			snprintf(path, sizeof(path), GS_FUZZ_SYSFS "/gpu%u/%s",
+				 idx, gs_knob_names[i]);
+			if (gs_file_read(path, s->gpu[s->n].val[i],
+					 sizeof(s->gpu[s->n].val[i])))
+				s->gpu[s->n].val[i][0] = '\0';
+		}
+		s->n++;
+	}
+	closedir(d);
+}
+
+/* Returns how many knobs could not be restored. */
+static inline int gs_knobs_restore(const struct gs_knob_snap *s)
+{
+	char path[300];
+	int g, bad = 0;
+	unsigned int i;
+
+	for (g = 0; g < s->n; g++) {
+		for (i = 0; i < GS_NR_KNOBS; i++) {
+			const char *v = s->gpu[g].val[i];
+
+			if (!*v)
+				continue;
+			snprintf(path, sizeof(path), GS_FUZZ_SYSFS "/gpu%u/%s",
+				 s->gpu[g].index, gs_knob_names[i]);
+			if (gs_file_write(path, v, strlen(v))) {
+				fprintf(stderr, "# cannot restore %s to %s", path, v);
+				bad++;
+			}
+		}
+	}
+	return bad;
+}
+
+/* A GPU's state file as a number; -1 if unreadable. */
+static inline long long gs_gpu_state(unsigned int index, const char *attr)
+{
+	char path[300], buf[64];
+
+	snprintf(path, sizeof(path), GS_FUZZ_SYSFS "/gpu%u/%s", index, attr);
+	if (gs_file_read(path, buf, sizeof(buf)))
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/* What a stuck worker is doing in the kernel, as far as /proc tells. */
+static inline void gs_dump_task(int pid, int tid)
+{
+	static const char *const files[] = { "wchan", "stack", "syscall" };
+	char path[128], buf[2048];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", pid, tid,
+			 files[i]);
+		if (!gs_file_read(path, buf, sizeof(buf)))
+			fprintf(stderr, "#   %s: %s\n", files[i], buf);
+	}
+}
+
+/*
+ * Watch the workers until they all exit: any worker whose heartbeat stays
+ * still for hang_s while inside an operation is hung; then kill them all.
+ * Returns true on a hang. Workers are reaped here.
+ */
+static inline bool gs_watch(pid_t *pids, int nr_pids, int nr_workers,
+			    const struct gs_fuzz_opts *o)
+{
+	uint64_t last[GS_FUZZ_MAX_WORKERS] = { 0 };
+	uint64_t since[GS_FUZZ_MAX_WORKERS];
+	uint64_t hard_end = gs_sh->end_ns + (uint64_t)o->hang_s * 2000000000ull;
+	int alive = nr_pids, w, i, status;
+	bool hung = false;
+
+	for (w = 0; w < nr_workers; w++)
+		since[w] = gs_fuzz_now_ns();
+	while (alive) {
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid > 0) {
+			for (i = 0; i < nr_pids; i++) {
+				if (pids[i] != pid)
+					continue;
+				pids[i] = 0;
+				alive--;
+				if (WIFSIGNALED(status) && !hung)
+					gs_fail(-1, "worker process %d died of signal %d",
+						i, WTERMSIG(status));
+				else if (WIFEXITED(status) && WEXITSTATUS(status) && !hung)
+					gs_fail(-1, "worker process %d exited with %d",
+						i, WEXITSTATUS(status));
+			}
+			continue;
+		}
+		gs_fuzz_sleep_us(200000);
+		for (w = 0; w < nr_workers && !hung; w++) {
+			uint64_t b = __atomic_load_n(&gs_sh->beat[w].beat,
+						     __ATOMIC_ACQUIRE);
+			uint64_t now = gs_fuzz_now_ns();
+
+			if (b != last[w] || gs_sh->beat[w].op < 0 ||
+			    !gs_sh->beat[w].tid) {
+				last[w] = b;
+				since[w] = now;
+				continue;
+			}
+			if (now - since[w] < (uint64_t)o->hang_s * 1000000000ull)
+				continue;
+			gs_fail(w, "hang: no progress for %u s in %s", o->hang_s,
+				gs_op_names[gs_sh->beat[w].op]);
+			for (i = 0; i < nr_pids; i++)
+				if (pids[i] > 0)
+					gs_dump_task(pids[i], gs_sh->beat[w].tid);
+			hung = true;
+		}
+		if (hung || gs_fuzz_now_ns() > hard_end) {
+			if (!hung) {
+				gs_fail(-1, "workers still running %u s after the end",
+					o->hang_s * 2);
+				hung = true;
+			}
+			__atomic_store_n(&gs_sh->stop, 1, __ATOMIC_RELAXED);
+			for (i = 0; i < nr_pids; i++)
+				if (pids[i] > 0)
+					kill(pids[i], SIGKILL);
+		}
+	}
+	return hung;
+}
+
+static inline void gs_drop_privileges(void)
+{
+	if (setgroups(0, NULL) ||
+	    setresgid(GS_FUZZ_NOBODY, GS_FUZZ_NOBODY, GS_FUZZ_NOBODY) ||
+	    setresuid(GS_FUZZ_NOBODY, GS_FUZZ_NOBODY, GS_FUZZ_NOBODY))
+		gs_fail(-1, "cannot become nobody: %s", strerror(errno));
+}
+
+#endif /* GS_FUZZ_COMMON_H */

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the arbiter's wire protocol (daemon/arbiter.c).
+ *
+ * Request handling is not a function of bytes alone: on_request() reads a
+ * connection with recvmsg(), dispatches to the command handlers, which
+ * change the arbiter's state (devices, clients, the policy) and answer
+ * with sendmsg() on the same connection. So arbiter.c is compiled into
+ * this file, and each input drives up to three clients, root and not, over
+ * real socket pairs: well-formed requests with fuzzed contents, raw
+ * messages of any length, timer ticks and disconnects. Every reply must be
+ * one whole struct gpusched_wire_rep with the magic, 0 or a -errno, and a
+ * GET_INFO that holds nothing but in-range values; descriptors that come
+ * with a reply are closed here.
+ *
+ * Input: records of [op] [bytes...]; op bits 0-1: client, bits 2-3: kind
+ * (0 request: [cmd selector] [len] [arg...], a selector from 0xf0 up
+ * followed by a raw 4-byte command; 1 raw: [len] [bytes]; 2 tick;
+ * 3 disconnect and reconnect).
+ */
+#include "../../daemon/arbiter.c"
+
+#define NR_CLIENTS	3
+
+static struct arb_options opts;
+static struct arb_client *cl[NR_CLIENTS];
+static int peer[NR_CLIENTS] = { -1, -1, -1 };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void setup(void)
+{
+	gs_pol_default_params(&opts.params);
+	opts.params.grace_ns = 1000000;		/* 1 ms: revocations happen */
+	opts.params.slice_ns = 100000;
+	opts.max_gpus = 4;
+	opts.socket_path = "unused";
+	A.o = &opts;
+	A.lfd = A.sfd = -1;
+	A.clients.next = A.clients.prev = &A.clients;
+	A.epfd = epoll_create1(EPOLL_CLOEXEC);
+	A.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	A.future_write_seal = probe_future_write_seal();
+	signal(SIGPIPE, SIG_IGN);
+	if (A.epfd < 0 || A.tfd < 0)
+		abort();
+}
+
+/* A new connection for client @i, as on_accept() makes one. */
+static void connect_client(int i)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+	struct arb_client *c = calloc(1, sizeof(*c));
+	int sv[2];
+
+	if (!c || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			     0, sv))
+		abort();
+	c->fd = sv[0];
+	c->cred.pid = 1000 + i;
+	c->cred.uid = i == 0 ? 0 : 1000 + i;	/* root may raise its share */
+	c->cred.gid = c->cred.uid;
+	ev.data.ptr = c;
+	epoll_ctl(A.epfd, EPOLL_CTL_ADD, c->fd, &ev);
+	c->next = &A.clients;
+	c->prev = A.clients.prev;
+	A.clients.prev->next = c;
+	A.clients.prev = c;
+	cl[i] = c;
+	peer[i] = sv[1];
+}
+
+/* The arbiter closes a client itself when a reply cannot be sent. */
+static void reap(void)
+{
+	for (struct arb_client *z = A.zombies; z; z = z->next)
+		for (int i = 0; i < NR_CLIENTS; i++)
+			if (cl[i] == z)
+				cl[i] = NULL;
+	free_zombies();
+}
+
+static void disconnect_client(int i)
+{
+	if (cl[i] && cl[i]->fd >= 0)
+		client_close(cl[i], NULL);
+	close(peer[i]);
+	peer[i] = -1;
+	cl[i] = NULL;
+}
+
+/* Every reply waiting for client @i: whole, well-formed, fds closed. */
+static void read_replies(int i, unsigned int cmd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} cbuf;
+	struct gpusched_wire_rep rep;
+	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	for (;;) {
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(peer[i], &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n <= 0)
+			return;
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			if (cm->cmsg_type == SCM_RIGHTS) {
+				int *fds = (int *)CMSG_DATA(cm);
+				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+				for (size_t j = 0; j < k; j++)
+					close(fds[j]);
+			}
+		}
+		if (n != sizeof(rep) || (msg.msg_flags & MSG_TRUNC) ||
+		    rep.magic != GPUSCHED_WIRE_MAGIC || rep.ret > 0 ||
+		    rep.ret < -4095)
+			abort();
+		if (cmd == GPUSCHED_IOC_GET_INFO && rep.ret == 0) {
+			struct gpusched_client_info info;
+
+			memcpy(&info, rep.arg, sizeof(info));
+			if (info.size != sizeof(info) ||
+			    info.state > GPUSCHED_STATE_HOLDING ||
+			    (info.state != GPUSCHED_STATE_DETACHED &&
+			     (info.weight < GPUSCHED_WEIGHT_MIN ||
+			      info.weight > GPUSCHED_WEIGHT_MAX ||
+			      info.class > GPUSCHED_CLASS_MAX ||
+			      info.cap_pct > 100)))
+				abort();
+		}
+		cmd = 0;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const unsigned int cmds[] = {
+		GPUSCHED_IOC_ATTACH, GPUSCHED_IOC_ACQUIRE, GPUSCHED_IOC_RELEASE,
+		GPUSCHED_IOC_YIELD, GPUSCHED_IOC_SET_PARAMS, GPUSCHED_IOC_GET_INFO,
+	};
+	const uint8_t *p = data, *end = data + size;
+	int i;
+
+	if (!A.o)
+		setup();
+	for (i = 0; i < NR_CLIENTS; i++)
+		connect_client(i);
+
+	while (p < end) {
+		uint8_t op = *p++;
+		struct arb_client *c;
+		unsigned int cmd = 0;
+		size_t len;
+
+		i = (op & 3) % NR_CLIENTS;
+		if (!cl[i]) {
+			disconnect_client(i);
+			connect_client(i);
+		}
+		c = cl[i];
+		switch ((op >> 2) & 3) {
+		case 0: {
+			struct gpusched_wire_req req = { .magic = GPUSCHED_WIRE_MAGIC };
+			uint8_t sel = p < end ? *p++ : 0;
+
+			if (sel < 0xf0) {
+				cmd = cmds[sel % 6];
+			} else if (end - p >= 4) {
+				memcpy(&cmd, p, 4);
+				p += 4;
+			}
+			req.cmd = cmd;
+			/* The fuzzer's bytes fill the argument. */
+			len = p < end ? *p++ % (GPUSCHED_WIRE_MAX + 1) : 0;
+			if (len > (size_t)(end - p))
+				len = end - p;
+			memcpy(req.arg, p, len);
+			p += len;
+			if (send(peer[i], &req, sizeof(req), MSG_DONTWAIT) < 0)
+				break;
+			break;
+		}
+		case 1:
+			len = p < end ? *p++ : 0;
+			if (len > (size_t)(end - p))
+				len = end - p;
+			send(peer[i], p, len, MSG_DONTWAIT);
+			p += len;
+			break;
+		case 2:
+			on_timer();
+			break;
+		default:
+			disconnect_client(i);
+			connect_client(i);
+			continue;
+		}
+		/* As the event loop does: a parked client is not read. */
+		if (c->fd >= 0 && !c->parked)
+			on_request(c);
+		reap();
+		for (int j = 0; j < NR_CLIENTS; j++)
+			if (peer[j] >= 0)
+				read_replies(j, j == i ? cmd : 0);
+	}
+
+	for (i = 0; i < NR_CLIENTS; i++)
+		disconnect_client(i);
+	reap();
+	while (A.devs) {
+		struct arb_dev *d = A.devs;
+
+		A.devs = d->next;
+		free(d);
+	}
+	A.nr_devs = 0;
+	return 0;
+}

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * storm: fault storms on gpusched.ko, in the VM.
+ *
+ * 1. contend: C clients (processes) x N acquire/release each on one token,
+ *    checking at every grant that no other live client is inside its
+ *    critical section (at most one holder), with a grace time so long that
+ *    no revocation is expected (and none must happen).
+ * 2. kill: K SIGKILLs of random clients of a busy token, holders and
+ *    waiters alike, each replaced by a new one; the same invariant; then
+ *    the token must be free and a new client must get it at once (no lost
+ *    token), and no client, waiter or holder may be left behind.
+ * 3. unload: rmmod attempts (delete_module) while clients are attached and
+ *    while one holds the token must fail and change nothing; then, with no
+ *    client left, R unload/reload cycles with clients between them (the
+ *    module is reloaded from /gpusched.ko with the parameters it had).
+ *
+ * storm [-c CLIENTS] [-n OPS] [-k KILLS] [-r RELOADS]
+ * (GSSTORM_CLIENTS, GSSTORM_OPS, GSSTORM_KILLS, GSSTORM_RELOADS in the
+ * environment; the defaults, 8 x 250, 100 kills and 2 reloads, keep
+ * `make check` short; check-debug asks for more.)
+ * Prints TAP, one test per phase.
+ */
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include "fuzz-common.h"
+
+#define STORM_GPU	2	/* "gsFUZZ" + 2: not the fuzzers' */
+#define MAX_CLIENTS	64
+#define MODULE_PATH	"/gpusched.ko"
+
+struct storm {
+	int in_cs[MAX_CLIENTS];		/* inside the critical section */
+	int dying[MAX_CLIENTS];		/* being killed: not counted */
+	int violations;
+	uint64_t grants;
+	uint64_t ops;
+	int stop;
+	int ready;
+};
+
+static struct storm *S;
+static unsigned int gpu_index;
+
+static int xioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+static int open_attached(void)
+{
+	struct gpusched_attach a = { 0 };
+	int fd = open(GPUSCHED_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	gs_fuzz_uuid(a.uuid, STORM_GPU);
+	if (xioctl(fd, GPUSCHED_IOC_ATTACH, &a)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Inside the critical section: is any other live client in it too? */
+static void check_alone(int me)
+{
+	int j, n = 0;
+
+	__atomic_store_n(&S->in_cs[me], 1, __ATOMIC_SEQ_CST);
+	for (j = 0; j < MAX_CLIENTS; j++)
+		n += __atomic_load_n(&S->in_cs[j], __ATOMIC_SEQ_CST) &&
+		     !__atomic_load_n(&S->dying[j], __ATOMIC_SEQ_CST);
+	if (n > 1)
+		__atomic_add_fetch(&S->violations, 1, __ATOMIC_SEQ_CST);
+}
+
+/* One client: acquire, a short critical section, release; @n times or
+ * until told to stop. Holds for up to @hold_us. */
+static int client(int me, unsigned int n, unsigned int hold_us, uint64_t seed)
+{
+	struct gpusched_acquire aq = { 0 };
+	struct gpusched_release rl = { 0 };
+	struct gs_rng rng;
+	unsigned int i;
+	int fd, err;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	gs_rng_init(&rng, seed, me);
+	fd = open_attached();
+	if (fd < 0)
+		return 1;
+	__atomic_add_fetch(&S->ready, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; (!n || i < n) && !__atomic_load_n(&S->stop, __ATOMIC_RELAXED); i++) {
+		err = xioctl(fd, GPUSCHED_IOC_ACQUIRE, &aq);
+		if (err)
+			return 2;
+		check_alone(me);
+		__atomic_add_fetch(&S->grants, 1, __ATOMIC_RELAXED);
+		if (hold_us)
+			gs_fuzz_sleep_us(gs_below(&rng, hold_us));
+		__atomic_store_n(&S->in_cs[me], 0, __ATOMIC_SEQ_CST);
+		err = xioctl(fd, GPUSCHED_IOC_RELEASE, &rl);
+		if (err && err != -EPERM)	/* EPERM: revoked */
+			return 3;
+		__atomic_add_fetch(&S->ops, 1, __ATOMIC_RELAXED);
+	}
+	close(fd);
+	return 0;
+}
+
+static pid_t spawn(int me, unsigned int n, unsigned int hold_us, uint64_t seed)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(client(me, n, hold_us, seed));
+	return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* No client left, the token free, and a new client gets it at once. */
+static const char *token_sane(void)
+{
+	struct gpusched_acquire nb = { .flags = GPUSCHED_ACQUIRE_NONBLOCK };
+	struct gpusched_release rl = { 0 };
+	uint64_t end = gs_fuzz_now_ns() + 10000000000ull;
+	int fd, err;
+
+	while (gs_gpu_state(gpu_index, "nr_clients") && gs_fuzz_now_ns() < end)
+		gs_fuzz_sleep_us(10000);
+	if (gs_gpu_state(gpu_index, "nr_clients"))
+		return "clients left behind";
+	if (gs_gpu_state(gpu_index, "nr_waiting"))
+		return "waiters left behind";
+	if (gs_gpu_state(gpu_index, "holder_pid"))
+		return "a holder left behind";
+	fd = open_attached();
+	if (fd < 0)
+		return "cannot attach";
+	err = xioctl(fd, GPUSCHED_IOC_ACQUIRE, &nb);
+	if (!err)
+		err = xioctl(fd, GPUSCHED_IOC_RELEASE, &rl);
+	close(fd);
+	return err ? "token lost: a new client cannot take it" : NULL;
+}
+
+static void knob(const char *name, unsigned long long v)
+{
+	char path[256], buf[32];
+
+	snprintf(path, sizeof(path), GS_FUZZ_SYSFS "/gpu%u/%s", gpu_index, name);
+	snprintf(buf, sizeof(buf), "%llu\n", v);
+	gs_file_write(path, buf, strlen(buf));
+}
+
+static int phase_contend(int nr, unsigned int ops, uint64_t seed)
+{
+	long long grants0 = gs_gpu_state(gpu_index, "grants");
+	long long overruns0 = gs_gpu_state(gpu_index, "overruns");
+	pid_t pids[MAX_CLIENTS];
+	uint64_t t0 = gs_fuzz_now_ns();
+	const char *why;
+	int i, bad = 0;
+
+	memset(S, 0, sizeof(*S));
+	knob("timeslice_us", 100);
+	knob("grace_us", 10000000);
+	for (i = 0; i < nr; i++)
+		pids[i] = spawn(i, ops, 0, seed);
+	for (i = 0; i < nr; i++) {
+		int st = wait_status(pids[i]);
+
+		if (st) {
+			printf("# client %d: exit status %d\n", i, st);
+			bad++;
+		}
+	}
+	why = token_sane();
+	printf("# %d clients x %u: %" PRIu64 " acquire/release in %.1f s, %lld grants, %lld overruns, %d violations\n",
+	       nr, ops, S->ops, (gs_fuzz_now_ns() - t0) / 1e9,
+	       gs_gpu_state(gpu_index, "grants") - grants0,
+	       gs_gpu_state(gpu_index, "overruns") - overruns0, S->violations);
+	if (why)
+		printf("# %s\n", why);
+	return bad || why || S->violations ||
+	       S->ops != (uint64_t)nr * ops ||
+	       gs_gpu_state(gpu_index, "overruns") != overruns0;
+}
+
+static int phase_kill(int nr, unsigned int kills, uint64_t seed)
+{
+	pid_t pids[MAX_CLIENTS];
+	unsigned int k, holders = 0;
+	struct gs_rng rng;
+	uint64_t t0 = gs_fuzz_now_ns();
+	const char *why;
+	int i, c, bad = 0;
+
+	memset(S, 0, sizeof(*S));
+	gs_rng_init(&rng, seed, 4242);
+	knob("timeslice_us", 1000);
+	knob("grace_us", 10000000);
+	for (i = 0; i < nr; i++)
+		pids[i] = spawn(i, 0, 2000, seed + i);
+	for (k = 0; k < kills; k++) {
+		gs_fuzz_sleep_us(gs_below(&rng, 3000));
+		i = gs_below(&rng, nr);
+		/* Half the time the holder, if one is in its critical section. */
+		for (c = 0; c < nr && gs_chance(&rng, 50); c++) {
+			if (__atomic_load_n(&S->in_cs[c], __ATOMIC_SEQ_CST)) {
+				i = c;
+				break;
+			}
+		}
+		__atomic_store_n(&S->dying[i], 1, __ATOMIC_SEQ_CST);
+		holders += __atomic_load_n(&S->in_cs[i], __ATOMIC_SEQ_CST);
+		kill(pids[i], SIGKILL);
+		if (wait_status(pids[i]) != 128 + SIGKILL)
+			bad++;
+		__atomic_store_n(&S->in_cs[i], 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&S->dying[i], 0, __ATOMIC_SEQ_CST);
+		pids[i] = spawn(i, 0, 2000, seed + kills + k);
+	}
+	__atomic_store_n(&S->stop, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < nr; i++) {
+		int st;
+
+		/* A client may wait for the token: the holder's release ends it. */
+		st = wait_status(pids[i]);
+		if (st)
+			bad++;
+	}
+	why = token_sane();
+	printf("# %u SIGKILLs (%u of a holder) among %d clients in %.1f s: %" PRIu64 " grants, %d violations, %d bad exits\n",
+	       kills, holders, nr, (gs_fuzz_now_ns() - t0) / 1e9, S->grants,
+	       S->violations, bad);
+	if (why)
+		printf("# %s\n", why);
+	return bad || why || S->violations;
+}
+
+static int delete_module(void)
+{
+	return syscall(SYS_delete_module, "gpusched", O_NONBLOCK) ? -errno : 0;
+}
+
+/* The module's parameters as it was loaded, for insmod. */
+static void module_params(char *out, size_t size)
+{
+	static const char *const names[] = {
+		"max_gpus", "timeslice_us", "grace_us", "min_grant_us",
+		"starve_us", "window_us", "latency_pct", "dev_mode",
+	};
+	char path[128], buf[32];
+	size_t n = 0, i;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "/sys/module/gpusched/parameters/%s",
+			 names[i]);
+		if (gs_file_read(path, buf, sizeof(buf)))
+			continue;
+		buf[strcspn(buf, "\n")] = '\0';
+		n += snprintf(out + n, size - n, "%s%s=%s", n ? " " : "",
+			      names[i], buf);
+	}
+}
+
+static int load_module(const char *params)
+{
+	int fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+static int phase_unload(int reloads, uint64_t seed)
+{
+	struct gpusched_acquire aq = { 0 };
+	char params[512];
+	int fds[8], i, r, err, refused = 0, bad = 0, cycles = 0;
+	pid_t pid;
+
+	module_params(params, sizeof(params));
+	/* Attached clients, one holding: every attempt must fail. */
+	for (i = 0; i < 8; i++)
+		fds[i] = open_attached();
+	if (fds[0] < 0 || xioctl(fds[0], GPUSCHED_IOC_ACQUIRE, &aq))
+		bad++;
+	memset(S, 0, sizeof(*S));
+	pid = spawn(9, 0, 500, seed);		/* and one contending */
+	for (r = 0; r < 50; r++) {
+		err = delete_module();
+		if (err == -EBUSY || err == -EAGAIN)
+			refused++;
+		else
+			bad++;
+		gs_fuzz_sleep_us(2000);
+	}
+	__atomic_store_n(&S->stop, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 8; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (wait_status(pid))
+		bad++;
+	if (token_sane())
+		bad++;
+	printf("# %d rmmod attempts with clients attached: %d refused\n", r, refused);
+
+	/* No client left: unload and reload, with clients in between. */
+	if (access(MODULE_PATH, R_OK)) {
+		printf("# no %s: unload/reload cycles skipped\n", MODULE_PATH);
+		return bad;
+	}
+	for (r = 0; r < reloads && !bad; r++) {
+		err = delete_module();
+		if (err) {
+			printf("# unload %d: %s\n", r, strerror(-err));
+			bad++;
+			break;
+		}
+		err = load_module(params);
+		if (err) {
+			printf("# reload %d (%s): %s\n", r, params, strerror(-err));
+			bad++;
+			break;
+		}
+		cycles++;
+		memset(S, 0, sizeof(*S));
+		for (i = 0; i < 4; i++)
+			fds[i] = spawn(i, 50, 100, seed + r);
+		for (i = 0; i < 4; i++)
+			if (wait_status(fds[i]))
+				bad++;
+		if (S->violations)
+			bad++;
+	}
+	printf("# %d unload/reload cycles (%s)\n", cycles, params);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int ops = 250, kills = 100, reloads = 2, nr = 8;
+	uint64_t seed = gs_fuzz_now_ns();
+	const char *env;
+	int c, fd, t = 0, failed = 0;
+	struct gpusched_client_info ci;
+
+	if ((env = getenv("GSSTORM_OPS")))
+		ops = atoi(env);
+	if ((env = getenv("GSSTORM_KILLS")))
+		kills = atoi(env);
+	if ((env = getenv("GSSTORM_CLIENTS")))
+		nr = atoi(env);
+	if ((env = getenv("GSSTORM_RELOADS")))
+		reloads = atoi(env);
+	while ((c = getopt(argc, argv, "c:n:k:r:s:")) != -1) {
+		switch (c) {
+		case 'c': nr = atoi(optarg); break;
+		case 'n': ops = atoi(optarg); break;
+		case 'k': kills = atoi(optarg); break;
+		case 'r': reloads = atoi(optarg); break;
+		case 's': seed = strtoull(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: storm [-c CLIENTS] [-n OPS] [-k KILLS] [-r RELOADS] [-s SEED]\n");
+			return 2;
+		}
+	}
+	if (nr < 2 || nr > MAX_CLIENTS)
+		nr = 16;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n1..3\n");
+	if (access(GPUSCHED_DEVICE_PATH, R_OK | W_OK)) {
+		printf("ok 1 # SKIP %s: %s\nok 2 # SKIP\nok 3 # SKIP\n",
+		       GPUSCHED_DEVICE_PATH, strerror(errno));
+		return 4;
+	}
+	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	fd = open_attached();
+	if (S == MAP_FAILED || fd < 0 || xioctl(fd, GPUSCHED_IOC_GET_INFO, &ci)) {
+		printf("Bail out! cannot attach\n");
+		return 1;
+	}
+	close(fd);
+	gpu_index = ci.gpu_index;
+	printf("# seed %#" PRIx64 ", gpu%u\n", seed, gpu_index);
+
+	c = phase_contend(nr, ops, seed);
+	printf("%s %d - contend: %d clients x %u acquire/release, at most one holder\n",
+	       c ? "not ok" : "ok", ++t, nr, ops);
+	failed |= c;
+	c = phase_kill(nr, kills, seed);
+	printf("%s %d - kill: %u SIGKILLs of clients, no lost token\n",
+	       c ? "not ok" : "ok", ++t, kills);
+	failed |= c;
+	c = phase_unload(reloads, seed);
+	printf("%s %d - unload: rmmod refused while in use, %u reload cycles\n",
+	       c ? "not ok" : "ok", ++t, reloads);
+	failed |= c;
+	return failed;
+}

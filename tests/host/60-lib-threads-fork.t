@@ -1,0 +1,23 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Many threads launching on their own streams, every entry point and
+# route, a fork in the middle whose child launches too, next to another
+# process: no deadlock, no overlap.
+l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
+
+service "$(us 5000)" 500000
+
+at=$(start_at)
+run_bg many client GS_START_AT=$at timeout 60 "$GS_CLIENT" --seconds 2 --threads 6 \
+	--route mixed --api mixed --kernel-us "$(us 200)" --fork-at 0.7
+run_bg ptsz client GS_START_AT=$at timeout 60 "$GS_CLIENT" --seconds 2 --threads 3 \
+	--route mixed --ptsz --kernel-us "$(us 300)"
+wait_bg many; rc1=$?
+wait_bg ptsz; rc2=$?
+check "the threaded, forking client finished (no deadlock; exit $rc1)" [ $rc1 = 0 ]
+check "the per-thread-stream client finished (exit $rc2)" [ $rc2 = 0 ]
+check "the forked child launched and finished" grep -q '^child .*work_us=[1-9]' "$T/many.out"
+check "the child used its own token client" sh -c "grep -c 'acquires=[1-9]' '$T/many.err' | grep -qx 2"
+check "no overlap on the GPU" [ "$(violations)" = 0 ]
+show many ptsz
+done_testing

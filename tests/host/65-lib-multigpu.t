@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# One token per GPU, by UUID: processes on different GPUs run at once;
+# processes that reach the same GPU through different CUDA_VISIBLE_DEVICES
+# ordinals share one token.
+l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
+
+export GS_DOUBLE_GPUS=2
+GS_GPUS="0 1" service "$(us 10000)" 200000
+
+at=$(start_at)
+run_bg g0 client GS_START_AT=$at CUDA_VISIBLE_DEVICES=0 "$GS_CLIENT" --seconds 2 --kernel-us "$(us 500)"
+run_bg g1 client GS_START_AT=$at CUDA_VISIBLE_DEVICES=1 "$GS_CLIENT" --seconds 2 --kernel-us "$(us 500)"
+wait_bg g0 && wait_bg g1 || not_ok "clients failed"
+s0=$(value share "$T/g0.out")
+s1=$(value share "$T/g1.out")
+# Two tokens: neither process ever waits for the other, so neither is ever
+# asked to yield (on one token, 10 ms slices, they would be, every slice).
+check "different GPUs: separate tokens, nobody asked to yield" \
+	sh -c "grep -q ' yields=0 ' '$T/g0.err' && grep -q ' yields=0 ' '$T/g1.err'"
+sum=$(awk -v a="$s0" -v b="$s1" 'BEGIN { print a + b }')
+# And they run at the same time: one token would hold the sum under 1.
+# (Not in an emulated VM, whose speed depends on the host's load.)
+if [ "$GS_TEST_SCALE" = 1 ]; then
+	check "different GPUs run at the same time ($s0 + $s1 = $sum > 1.2)" above "$sum" 1.2
+fi
+check "no overlap on either GPU" sh -c "[ \"$(violations 0)\" = 0 ] && [ \"$(violations 1)\" = 0 ]"
+show g0 g1
+
+rm -f "$GS_DOUBLE_SHM"
+at=$(start_at)
+run_bg a client GS_START_AT=$at CUDA_VISIBLE_DEVICES=1 "$GS_CLIENT" --seconds 2 --kernel-us "$(us 500)" --device 0
+run_bg b client GS_START_AT=$at CUDA_VISIBLE_DEVICES=0,1 "$GS_CLIENT" --seconds 2 --kernel-us "$(us 500)" --device 1
+wait_bg a && wait_bg b || not_ok "clients failed"
+sa=$(value share "$T/a.out")
+sb=$(value share "$T/b.out")
+check "the same GPU by two ordinals: one token, no overlap" [ "$(violations 1)" = 0 ]
+fa=$(awk -v a="$sa" -v b="$sb" 'BEGIN { printf "%.3f", a / (a + b) }')
+check "and it is shared: one token, both asked to yield" \
+	sh -c "grep -q ' yields=[1-9]' '$T/a.err' && grep -q ' yields=[1-9]' '$T/b.err'"
+check "fairly ($sa and $sb: the first has $fa of the total, 0.4..0.6)" within "$fa" 0.5 0.1
+show a b
+done_testing

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Programs of the library tests (tests/host/*.t): the token contract test,
+# linked with the library's objects, and a second interposer for the
+# RTLD_NEXT check. `make check` runs tests/host/*.t (tests/build.mk); the
+# VM runs the same scripts against the module (VM_EXTRA below).
+
+GSHOST_DIR := $(B)/tests/host
+GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so
+GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter)
+
+$(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(LIBGS_HDRS) \
+		tests/cuda-double/cuda_double.h
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Itests/cuda-double -pthread \
+		-o $@ $< $(GSHOST_TOKEN_OBJS)
+
+$(GSHOST_DIR)/libgs-next.so: tests/host/next-preload.c
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+USER_TARGETS += $(GSHOST_BINS)
+
+# The library tests in the VM, against /dev/gpusched: scripts as /tests/
+# programs, the rest under /usr/lib/gpusched/ where lib.sh looks.
+GSHOST_VM_T := $(wildcard tests/host/*-lib-*.t) tests/host/70-token.t
+VM_EXTRA += $(foreach t,$(GSHOST_VM_T),$(t):/tests/$(notdir $(t))) \
+	tests/host/lib.sh:/usr/lib/gpusched/lib.sh \
+	tests/host/libgpusched.symbols:/usr/lib/gpusched/libgpusched.symbols \
+	$(LIBGS_SO):/usr/lib/gpusched/libgpusched.so.1 \
+	$(GSDBL_LIB):/usr/lib/gpusched/cuda-double/libcuda.so.1 \
+	$(GSDBL_CLIENT):/usr/lib/gpusched/cuda-double/gs-cuda-client \
+	$(GSHOST_DIR)/gs-token-test:/usr/lib/gpusched/gs-token-test \
+	$(GSHOST_DIR)/libgs-next.so:/usr/lib/gpusched/libgs-next.so \
+	$(GSD_DIR)/gpusched-run:/usr/lib/gpusched/gpusched-run

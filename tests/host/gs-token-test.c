@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The token contract, through libgpusched's explicit API and its backends,
+ * against whichever service is there (the module or the arbiter): the
+ * errno of every command, the status page, yield with a drain, and the
+ * rule that only a privileged client may raise its share. TAP output.
+ *
+ * Linked with the library's objects (not the .so) so that it can also
+ * send malformed commands through the backend.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "cuda_double.h"
+
+static int n, failed;
+
+static void ok(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!cond)
+		failed++;
+}
+
+#define EXPECT(call, want) do { int r_ = (call); \
+	ok(r_ == (want), "%s = %d (%s)", #call, r_, r_ ? gpusched_strerror(r_) : "0"); \
+} while (0)
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static unsigned char uuid[16];
+
+static int drained;
+static int drain(void *arg)
+{
+	(void)arg;
+	drained++;
+	return 0;
+}
+
+static void *acquire_thread(void *arg)
+{
+	struct gpusched *g = arg;
+	long r = gpusched_acquire(g, 5000000000LL);
+
+	if (!r) {
+		usleep(20000);
+		r = gpusched_release(g);
+	}
+	return (void *)r;
+}
+
+/* Raise our own share from an unprivileged process: EPERM, and lowering
+ * is allowed. Run in a child that dropped root.
+ */
+static int unprivileged_child(void)
+{
+	struct gpusched *g;
+	int bad = 0;
+
+	if (setgid(65534) || setuid(65534))
+		return 99;
+	if (gs_open(uuid, &g))
+		return 98;
+	bad |= gpusched_set_params(g, 200, GPUSCHED_KEEP, GPUSCHED_KEEP) != -EPERM;
+	bad |= (gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_LATENCY, GPUSCHED_KEEP) != -EPERM) << 1;
+	bad |= (gpusched_set_params(g, 50, GPUSCHED_BATCH, 30) != 0) << 2;
+	bad |= (gpusched_set_params(g, 60, GPUSCHED_KEEP, GPUSCHED_KEEP) != -EPERM) << 3;
+	bad |= (gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_KEEP, 0) != -EPERM) << 4;
+	gpusched_close(g);
+	return bad;
+}
+
+int main(void)
+{
+	struct gpusched *g, *g2;
+	struct gpusched_info info;
+	struct gpusched_attach at = { 0 };
+	struct gpusched_acquire aq = { 0 };
+	struct gpusched_release rel = { 0 };
+	struct gpusched_params par = { 0 };
+	struct gpusched_client_info ci = { 0 };
+	pthread_t t;
+	void *res;
+	uint64_t t0;
+	int r;
+
+	gsd_uuid(0, uuid);
+	printf("# backend: %s\n", access(GPUSCHED_DEVICE_PATH, F_OK) ? "arbiter" : "kmod");
+
+	r = gpusched_open(uuid, &g);
+	ok(!r, "gpusched_open = %d (%s)", r, gpusched_strerror(r));
+	if (r) {
+		printf("1..%d\n", n);
+		return 1;
+	}
+	EXPECT(gpusched_open(NULL, &g2), -EINVAL);
+	EXPECT(gpusched_info(g, &info), 0);
+	ok(info.state == GPUSCHED_STATE_IDLE && info.weight == GPUSCHED_WEIGHT_DEFAULT &&
+	   info.sched_class == GPUSCHED_NORMAL && info.cap_pct == 0,
+	   "a new client is idle, weight 100, normal, no cap (state %u weight %u class %u cap %u, %s)",
+	   info.state, info.weight, info.sched_class, info.cap_pct, info.backend);
+	ok(g->st->version == GPUSCHED_STATUS_VERSION &&
+	   (g->st->flags & GPUSCHED_ST_ATTACHED) && !gpusched_holding(g),
+	   "status page: version %u, attached, not holding", g->st->version);
+
+	/* The page is read-only for good. */
+	errno = 0;
+	r = mprotect((void *)g->st, GPUSCHED_STATUS_SIZE, PROT_READ | PROT_WRITE);
+	ok(r == -1 && errno == EACCES, "the status page cannot be made writable (mprotect: %s)",
+	   r ? strerror(errno) : "allowed");
+
+	/* Malformed commands, as the module rejects them. */
+	at.flags = 1;
+	memcpy(at.uuid, uuid, 16);
+	EXPECT(g->be->call(g, GPUSCHED_IOC_ATTACH, &at), -EOPNOTSUPP);
+	at.flags = 0;
+	EXPECT(g->be->call(g, GPUSCHED_IOC_ATTACH, &at), -EBUSY);
+	aq.flags = 1U << 7;
+	EXPECT(g->be->call(g, GPUSCHED_IOC_ACQUIRE, &aq), -EOPNOTSUPP);
+	aq.flags = 0;
+	aq.reserved = 1;
+	EXPECT(g->be->call(g, GPUSCHED_IOC_ACQUIRE, &aq), -EINVAL);
+	rel.flags = 2;
+	EXPECT(g->be->call(g, GPUSCHED_IOC_RELEASE, &rel), -EOPNOTSUPP);
+	par.mask = 1U << 9;
+	EXPECT(g->be->call(g, GPUSCHED_IOC_SET_PARAMS, &par), -EOPNOTSUPP);
+	par.mask = GPUSCHED_PARAM_WEIGHT;
+	par.weight = 100;
+	par.reserved[1] = 1;
+	EXPECT(g->be->call(g, GPUSCHED_IOC_SET_PARAMS, &par), -EINVAL);
+	EXPECT(g->be->call(g, _IOW(GPUSCHED_IOC_MAGIC, 0x3f, struct gpusched_release), &rel), -ENOTTY);
+
+	/* A second client, not attached yet: what needs a GPU says ENOTCONN. */
+	g2 = calloc(1, sizeof(*g2));
+	pthread_mutex_init(&g2->io_lock, NULL);
+	g2->be = g->be;
+	g2->fd = -1;
+	if (!strcmp(g->be->name, "arbiter")) {
+		/* Open the connection without attaching. */
+		struct gpusched tmp = *g2;
+
+		memset(at.uuid, 0, 16);
+		r = gs_backend_arbiter.open(&tmp, at.uuid);
+		ok(r == -EINVAL, "ATTACH with a zero uuid: %d (%s)", r, gpusched_strerror(r));
+	} else {
+		memset(at.uuid, 0, 16);
+		r = gs_backend_kmod.open(g2, at.uuid);
+		ok(r == -EINVAL, "ATTACH with a zero uuid: %d (%s)", r, gpusched_strerror(r));
+	}
+	pthread_mutex_destroy(&g2->io_lock);
+	free(g2);
+
+	/* Acquire, hold, release. */
+	EXPECT(gpusched_acquire(g, GPUSCHED_FOREVER), 0);
+	ok(gpusched_holding(g) && g->st->grant_gen >= 1, "holding after ACQUIRE (grant_gen %llu)",
+	   (unsigned long long)g->st->grant_gen);
+	EXPECT(gpusched_acquire(g, GPUSCHED_FOREVER), -EALREADY);
+	EXPECT(gpusched_gate(g, drain, NULL), 0);
+
+	r = gpusched_open(uuid, &g2);
+	ok(!r, "a second client opens: %d", r);
+	if (r)
+		goto out;
+	EXPECT(gpusched_acquire(g2, 0), -EAGAIN);
+	t0 = ms_now();
+	EXPECT(gpusched_acquire(g2, 100000000LL), -ETIMEDOUT);
+	ok(ms_now() - t0 >= 95, "the timeout waited %llu ms (100 asked)",
+	   (unsigned long long)(ms_now() - t0));
+	EXPECT(gpusched_release(g2), -EPERM);
+	EXPECT(gpusched_acquire(g2, -5), -EINVAL);
+
+	/* A waiter, then the holder is asked to yield after its slice. */
+	pthread_create(&t, NULL, acquire_thread, g2);
+	t0 = ms_now();
+	while ((g->st->nr_waiting != 1 || !gpusched_yield_requested(g)) &&
+	       ms_now() - t0 < 3000)
+		usleep(1000);
+	ok(gpusched_yield_requested(g), "the holder was asked to yield once someone waited (%llu ms)",
+	   (unsigned long long)(ms_now() - t0));
+	ok(g->st->nr_waiting == 1 && g->st->nr_clients == 2,
+	   "the page counts 1 waiting of 2 clients (%u of %u)", g->st->nr_waiting,
+	   g->st->nr_clients);
+	/* The gate drains, yields (queued again at once), and returns
+	 * holding once the waiter had its turn and released.
+	 */
+	drained = 0;
+	EXPECT(gpusched_gate(g, drain, NULL), 0);
+	ok(drained == 1 && gpusched_holding(g) && !gpusched_yield_requested(g),
+	   "gate drained once, yielded and holds again (drained %d)", drained);
+	pthread_join(t, &res);
+	ok((long)res == 0, "the waiter got the token in between and released it (%ld)",
+	   (long)res);
+	EXPECT(gpusched_release(g), 0);
+	ok(!gpusched_holding(g), "not holding after RELEASE");
+
+	EXPECT(gpusched_info(g, &info), 0);
+	ok(info.yields >= 1 && info.grants >= 1, "accounting: %llu grants, %llu yields, %llu overruns, held %llu us",
+	   (unsigned long long)info.grants, (unsigned long long)info.yields,
+	   (unsigned long long)info.overruns, (unsigned long long)info.held_ns / 1000);
+
+	/* Parameters. */
+	EXPECT(gpusched_set_params(g, 0, GPUSCHED_KEEP, GPUSCHED_KEEP), -EINVAL);
+	EXPECT(gpusched_set_params(g, GPUSCHED_KEEP, 3, GPUSCHED_KEEP), -EINVAL);
+	EXPECT(gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_KEEP, 101), -EINVAL);
+	EXPECT(gpusched_set_params(g, 50, GPUSCHED_BATCH, 40), 0);
+	EXPECT(g->be->call(g, GPUSCHED_IOC_GET_INFO, &ci), 0);
+	ok(ci.weight == 50 && ci.class == GPUSCHED_BATCH && ci.cap_pct == 40 &&
+	   !memcmp(ci.uuid, uuid, 16) && ci.size == sizeof(ci),
+	   "GET_INFO shows weight 50, batch, cap 40 and the uuid");
+	if (geteuid() == 0) {
+		pid_t pid;
+		int st;
+
+		EXPECT(gpusched_set_params(g, 300, GPUSCHED_LATENCY, 0), 0);
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0)
+			_exit(unprivileged_child());
+		waitpid(pid, &st, 0);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		   "unprivileged: may lower its share, not raise it (failed checks 0x%x)",
+		   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	} else {
+		printf("ok %d - # SKIP privilege checks need root\n", ++n);
+	}
+
+	gpusched_close(g2);
+out:
+	EXPECT(gpusched_close(g), 0);
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the library tests (tests/host/*.t), sourced. POSIX sh, so the
+# same tests run on the host against the arbiter and in the VM (busybox)
+# against gpusched.ko. They print TAP and exit non-zero on failure.
+#
+# Backend: /dev/gpusched when it exists, else a private arbiter started per
+# test; GS_TEST_BACKEND=arbiter|kmod forces one.
+
+set -u
+
+t_n=0
+t_failed=0
+ok() { t_n=$((t_n + 1)); echo "ok $t_n - $*"; }
+not_ok() { t_n=$((t_n + 1)); t_failed=$((t_failed + 1)); echo "not ok $t_n - $*"; }
+skip() { t_n=$((t_n + 1)); echo "ok $t_n - # SKIP $*"; }
+diag() { sed 's/^/# /' "$@"; }
+check() {	# check DESCRIPTION COMMAND...
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+done_testing() {
+	echo "1..$t_n"
+	[ "$t_failed" -eq 0 ]
+	exit $?
+}
+bail() { echo "Bail out! $*"; exit 1; }
+
+# --- where things are: the build tree, else the VM's layout.
+t_here=$(cd "$(dirname "$0")" && pwd)
+t_root=$(cd "$t_here/../.." 2>/dev/null && pwd)
+find_file() {	# first existing of the arguments
+	for f in "$@"; do
+		[ -e "$f" ] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+GS_LIB=${GS_LIB:-$(find_file "$t_root/build/libgpusched/libgpusched.so.1" \
+	/usr/lib/gpusched/libgpusched.so.1)} || bail "libgpusched.so.1 not built (make user)"
+GS_CLIENT=${GS_CLIENT:-$(find_file "$t_root/build/tests/cuda-double/gs-cuda-client" \
+	/usr/lib/gpusched/cuda-double/gs-cuda-client)} || bail "gs-cuda-client not built"
+GS_DOUBLE_DIR=$(dirname "$GS_CLIENT")
+GS_DAEMON=${GS_DAEMON:-$(find_file "$t_root/build/daemon/gpuschedd" \
+	/usr/lib/gpusched/gpuschedd)} || GS_DAEMON=
+GS_TOKEN_TEST=${GS_TOKEN_TEST:-$(find_file "$t_root/build/tests/host/gs-token-test" \
+	/usr/lib/gpusched/gs-token-test)} || GS_TOKEN_TEST=
+GS_RUN=${GS_RUN:-$(find_file "$t_root/build/daemon/gpusched-run" \
+	/usr/lib/gpusched/gpusched-run)} || GS_RUN=
+
+if [ -n "${GS_TEST_BACKEND:-}" ]; then
+	BACKEND=$GS_TEST_BACKEND
+elif [ -c /dev/gpusched ]; then
+	BACKEND=kmod
+else
+	BACKEND=arbiter
+fi
+[ "$BACKEND" = arbiter ] && [ -z "$GS_DAEMON" ] && bail "gpuschedd not built"
+
+# Kernel lengths and slices are multiplied by GS_TEST_SCALE: the module's
+# runs are in an emulated VM (TCG), where a launch costs ~10x the CPU time,
+# and shares measure the scheduler only when launching is cheap next to
+# the kernels.
+if [ -z "${GS_TEST_SCALE:-}" ]; then
+	GS_TEST_SCALE=1
+	[ "$BACKEND" = kmod ] && GS_TEST_SCALE=10
+fi
+us() { echo $(( $1 * GS_TEST_SCALE )); }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/gstest.XXXXXX") || bail "mktemp"
+chmod 0755 "$T"	# unprivileged clients reach the socket too
+ARB_PID=
+cleanup() {
+	[ -n "$ARB_PID" ] && kill "$ARB_PID" 2>/dev/null && wait "$ARB_PID" 2>/dev/null
+	# Processes a failed test left behind: only ours, by pid file.
+	for f in "$T"/*.pid; do
+		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Every client: the double as libcuda, a private modelled GPU, the library.
+export GS_DOUBLE_SHM="$T/gpu.shm"
+export LD_LIBRARY_PATH="$GS_DOUBLE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GPUSCHED_ARBITER="$T/arbiter.sock"
+export GPUSCHED_BACKEND="$BACKEND"
+unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
+	GPUSCHED_LABEL GPUSCHED_IDLE_US GPUSCHED_QUEUE GPUSCHED_QUEUE_US GS_START_AT
+export GPUSCHED_STATS=1
+
+# "client" as the first word of run_bg/run_fg: under the library.
+client() {
+	env LD_PRELOAD="$GS_LIB" "$@"
+}
+
+# The token service, with a time slice and grace (microseconds). The
+# arbiter is started afresh; the module's token is set through sysfs
+# (a token exists once a client attached, and keeps its knobs until the
+# module is unloaded, so every test sets them).
+service() {
+	slice=$1
+	grace=$2
+	if [ "$BACKEND" = arbiter ]; then
+		stop_arbiter
+		# Ready when it says so (a stale socket file may be there
+		# before it is); the log is appended across restarts.
+		before=$(grep -c 'listening on' "$T/arbiter.log" 2>/dev/null)
+		"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" \
+			--timeslice-us "$slice" --grace-us "$grace" 2>>"$T/arbiter.log" &
+		ARB_PID=$!
+		i=0
+		while [ "$(grep -c 'listening on' "$T/arbiter.log")" = "${before:-0}" ] &&
+			kill -0 "$ARB_PID" 2>/dev/null && [ $i -lt 200 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		[ "$(grep -c 'listening on' "$T/arbiter.log")" != "${before:-0}" ] ||
+			bail "gpuschedd --arbiter did not start: $(cat "$T/arbiter.log")"
+	else
+		for gpu in ${GS_GPUS:-0}; do
+			GPUSCHED_STATS=0 GS_DOUBLE_GPUS=${GS_DOUBLE_GPUS:-1} \
+				CUDA_VISIBLE_DEVICES=$gpu client "$GS_CLIENT" \
+				--seconds 0.01 >/dev/null 2>&1 || bail "cannot attach to the module"
+			dir=$(kmod_gpu_dir "$gpu") || bail "no sysfs directory for GPU $gpu"
+			echo "$slice" >"$dir/timeslice_us" && echo "$grace" >"$dir/grace_us" ||
+				bail "cannot set $dir knobs"
+		done
+	fi
+}
+
+stop_arbiter() {
+	if [ -n "$ARB_PID" ]; then
+		kill "$ARB_PID" 2>/dev/null
+		wait "$ARB_PID" 2>/dev/null
+		ARB_PID=
+	fi
+}
+
+# The sysfs directory of the token of the double's physical GPU N.
+kmod_gpu_dir() {
+	want=$(printf '67732d646f75626c652d6770750000%02x' $(( $1 + 1 )))
+	for d in /sys/kernel/gpusched/gpu*; do
+		u=$(sed 's/^GPU-//; s/-//g' "$d/uuid" 2>/dev/null | tr 'A-F' 'a-f')
+		[ "$u" = "$want" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# A start instant 1 to 2 s ahead, so that clients started one after the other
+# begin together (CLOCK_REALTIME ns).
+start_at() {
+	echo $(( $(date +%s) * 1000000000 + 1500000000 ))
+}
+
+# value KEY FILE: the value of KEY=value on the first line that has it.
+value() {
+	awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "=");
+		if (n && substr($i, 1, n - 1) == k) { print substr($i, n + 1); exit } } }' "$2"
+}
+
+violations() {
+	"$GS_CLIENT" --report "$GS_DOUBLE_SHM" | awk -v g="${1:-0}" \
+		'$1 == "gpu=" g { sub("violations=", "", $2); print $2 }'
+}
+
+# float comparisons with awk: within A B TOL -> |A - B| <= TOL
+within() {
+	awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'
+}
+above() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'
+}
+
+# run_bg NAME CMD...: in the background, output in $T/NAME.out/.err, pid in
+# $T/NAME.pid.
+run_bg() {
+	name=$1
+	shift
+	# Not through the function: $! must be the client's own pid (env
+	# execs it), so that kill reaches it.
+	[ "$1" = client ] && { shift; set -- env LD_PRELOAD="$GS_LIB" "$@"; }
+	"$@" >"$T/$name.out" 2>"$T/$name.err" &
+	echo $! >"$T/$name.pid"
+}
+
+# wait_bg NAME: its exit status.
+wait_bg() {
+	wait "$(cat "$T/$1.pid")"
+	rc=$?
+	rm -f "$T/$1.pid"
+	return $rc
+}
+
+show() {	# show NAME...: outputs as diagnostics
+	for n in "$@"; do
+		[ -s "$T/$n.out" ] && diag "$T/$n.out"
+		[ -s "$T/$n.err" ] && diag "$T/$n.err"
+	done
+	return 0
+}
+
+echo "# backend: $BACKEND"

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A holder that ignores the yield request is revoked once the grace time
+ * has passed: the waiter gets the token, the holder is charged an overrun
+ * and told through its status page, and its late RELEASE fails.
+ */
+#include <pthread.h>
+#include "gs_test.h"
+
+#define SLICE_US	10000
+#define GRACE_US	20000
+#define US		1000ull		/* ns */
+#define SLACK_NS	(1000000 * US)	/* TCG wake-up slack */
+
+FIXTURE(overrun) {
+	int h, w;	/* holder, waiter */
+	int gpu;
+	const struct gpusched_status *sh;
+};
+
+FIXTURE_SETUP(overrun)
+{
+	self->h = gs_open_attached(GS_GPU_OVERRUN);
+	ASSERT_LE(0, self->h) TH_LOG("attach: %s", strerror(-self->h));
+	self->w = gs_open_attached(GS_GPU_OVERRUN);
+	ASSERT_LE(0, self->w) TH_LOG("attach: %s", strerror(-self->w));
+	self->gpu = gs_gpu_index(self->h);
+	ASSERT_LE(0, self->gpu);
+	ASSERT_EQ(0, gs_gpu_write_u64(self->gpu, "timeslice_us", SLICE_US));
+	ASSERT_EQ(0, gs_gpu_write_u64(self->gpu, "grace_us", GRACE_US));
+	self->sh = gs_map_status(self->h);
+	ASSERT_NE(NULL, self->sh);
+}
+
+FIXTURE_TEARDOWN(overrun)
+{
+	gs_unmap_status(self->sh);
+	close(self->h);
+	close(self->w);
+}
+
+struct waiter {
+	int fd;
+	int ret;
+	uint64_t granted_ns;	/* atomic */
+};
+
+static void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = gs_acquire(w->fd, 0, 0);
+	__atomic_store_n(&w->granted_ns, gs_now_ns(), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST_F(overrun, ignored_yield_is_revoked)
+{
+	struct waiter w = { .fd = self->w };
+	uint64_t t_waiting, held_at_yield = 0;
+	struct gpusched_client_info ci;
+	long long overruns;
+	pthread_t thread;
+	__u32 flags = 0;
+	bool yield_seen = false;
+
+	overruns = gs_gpu_read(self->gpu, "overruns");
+	ASSERT_LE(0, overruns);
+	ASSERT_EQ(0, gs_acquire(self->h, 0, 0));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, waiter_fn, &w));
+	ASSERT_TRUE(gs_gpu_wait_waiting(self->gpu, 1));
+	t_waiting = gs_now_ns();
+
+	/*
+	 * Watch the holder's page, as the library would, and do nothing.
+	 * The page's held_ns is the grant's age as of the kernel's last
+	 * update: the yield request, until the revocation updates it again.
+	 */
+	while (gs_now_ns() < t_waiting + 5 * SLACK_NS) {
+		flags = gs_st_flags(self->sh);
+		if (flags & GPUSCHED_ST_REVOKED)
+			break;
+		if (!yield_seen && (flags & GPUSCHED_ST_YIELD)) {
+			yield_seen = true;
+			held_at_yield = __atomic_load_n(&self->sh->held_ns,
+							__ATOMIC_RELAXED);
+		}
+	}
+	pthread_join(thread, NULL);
+	ASSERT_EQ(0, w.ret);
+	ASSERT_NE(0, flags & GPUSCHED_ST_REVOKED)
+		TH_LOG("never revoked (flags %#x)", flags);
+	ASSERT_EQ(0, gs_info(self->h, &ci));
+	ksft_print_msg("yield asked %.1f ms into the grant, revoked at %.1f ms, waiter granted %.1f ms after it queued\n",
+		       held_at_yield / 1e6, ci.held_ns / 1e6,
+		       (w.granted_ns - t_waiting) / 1e6);
+
+	/*
+	 * By the kernel's clock: revoked (and charged) once slice and grace
+	 * were over, not before, and on time; asked to yield at the end of
+	 * the slice, when this thread was quick enough to see the request
+	 * before the revocation.
+	 */
+	EXPECT_LE((SLICE_US + GRACE_US) * US, ci.held_ns);
+	EXPECT_GT((SLICE_US + GRACE_US) * US + SLACK_NS, ci.held_ns);
+	if (yield_seen) {
+		EXPECT_LE(SLICE_US * US, held_at_yield);
+		EXPECT_LE(held_at_yield + GRACE_US * US, ci.held_ns);
+	}
+	/* The waiter did not wait for anything else. */
+	EXPECT_GT(t_waiting + (SLICE_US + GRACE_US) * US + SLACK_NS,
+		  w.granted_ns);
+
+	flags = gs_st_flags(self->sh);
+	EXPECT_NE(0, flags & GPUSCHED_ST_REVOKED);
+	EXPECT_EQ(0, flags & GPUSCHED_ST_HOLDING);
+	EXPECT_EQ(1, self->sh->overruns);
+	EXPECT_EQ(1, ci.overruns);
+	EXPECT_LE(1, ci.yields);
+	EXPECT_NE(GPUSCHED_STATE_HOLDING, ci.state);
+	EXPECT_EQ(-EPERM, gs_release(self->h));
+	EXPECT_EQ(overruns + 1, gs_gpu_read(self->gpu, "overruns"));
+
+	/* The waiter holds now; the revoked client can queue again. */
+	EXPECT_EQ(-EAGAIN, gs_acquire(self->h, GPUSCHED_ACQUIRE_NONBLOCK, 0));
+	EXPECT_EQ(0, gs_release(self->w));
+	EXPECT_EQ(0, gs_acquire(self->h, 0, 0));
+	flags = gs_st_flags(self->sh);
+	EXPECT_NE(0, flags & GPUSCHED_ST_HOLDING);
+	EXPECT_EQ(0, flags & GPUSCHED_ST_REVOKED);
+	EXPECT_EQ(0, gs_release(self->h));
+	ASSERT_EQ(0, gs_info(self->w, &ci));
+	EXPECT_EQ(0, ci.overruns);
+}
+
+TEST_HARNESS_MAIN
