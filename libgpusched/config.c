@@ -142,7 +142,7 @@ static void config_read(void)
 	cfg.idle_ns = 1000ull * (uint64_t)env_long("GPUSCHED_IDLE_US", 100,
 						    10000000, 2000,
 						    " (microseconds)");
-	cfg.queue = (unsigned int)env_long("GPUSCHED_QUEUE", 2, 1024, 16,
+	cfg.queue = (unsigned int)env_long("GPUSCHED_QUEUE", 2, 1024, 1024,
 					   " (launches)");
 	cfg.queue_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_US", 100,
 						     10000000, 2000,

@@ -114,9 +114,11 @@ case_spec() {
 	pair_rt_100)	echo "gs-runtime-client --kernel-us 100 | gs-runtime-client --kernel-us 100" ;;
 	pair_rt_20)	echo "gs-runtime-client --kernel-us 20 | gs-runtime-client --kernel-us 20" ;;
 	pair_drv_100)	echo "gs-driver-client --kernel-us 100 | gs-driver-client --kernel-us 100" ;;
+	# Weights only mean something in mode gpusched; as root the arbiter
+	# lets a client raise its weight.
+	pair_w13)	echo "GPUSCHED_WEIGHT=100 gs-runtime-client --kernel-us 100 | GPUSCHED_WEIGHT=300 gs-runtime-client --kernel-us 100" ;;
 	mixed_100_10ms)	echo "gs-runtime-client --kernel-us 100 | gs-runtime-client --kernel-us 10000" ;;
 	quad)		echo "gs-runtime-client --kernel-us 50 | gs-runtime-client --kernel-us 500 | gs-runtime-client --kernel-us 5000 | gs-runtime-client --kernel-us 50000" ;;
-	# HOOK (weights): meaningful only in mode gpusched.
 	quad_w1234)	echo "GPUSCHED_WEIGHT=1 gs-runtime-client --kernel-us 100 | GPUSCHED_WEIGHT=2 gs-runtime-client --kernel-us 100 | GPUSCHED_WEIGHT=3 gs-runtime-client --kernel-us 100 | GPUSCHED_WEIGHT=4 gs-runtime-client --kernel-us 100" ;;
 	probe_alone)	echo "gs-probe" ;;
 	probe_hog100)	echo "GPUSCHED_CLASS=latency gs-probe | gs-runtime-client --kernel-us 100" ;;
@@ -161,9 +163,8 @@ run_case() {	# mode case
 
 # ---- modes --------------------------------------------------------------------
 # default   plain processes: the driver's own time-slicing.
-# gpusched  HOOK (lead: verify names and flags when libgpusched and the
-#           arbiter are in): every client under LD_PRELOAD=build/libgpusched.so.1,
-#           served by build/gpuschedd --arbiter --socket /tmp/gs.sock.
+# gpusched  every client under LD_PRELOAD=libgpusched.so.1, served by
+#           gpuschedd --arbiter --socket /tmp/gs.sock.
 #           The module cannot load on this machine (modules_disabled=1).
 # mps       MPS in a private pipe directory, stopped at the end (design.md).
 #           Not yet run on the device.
@@ -173,18 +174,22 @@ mode_start() {
 	case $1 in
 	default) ;;
 	gpusched)
-		# HOOK: library and arbiter. libnl-genl-3 may be missing here;
-		# build only what this mode needs if `make user` fails.
-		make -C "$ROOT" -j"$NPROC" WERROR= user >> "$OUT/build.log" 2>&1 ||
-			make -C "$ROOT" -j"$NPROC" WERROR= build/libgpusched.so.1 build/gpuschedd >> "$OUT/build.log" 2>&1 ||
-			{ say "gpusched: build failed (build.log); mode skipped"; return 1; }
+		# The library and the arbiter: built here unless GS_LIB_PREBUILT
+		# says they were carried in build/ (the arbiter's netlink half
+		# needs libnl-genl-3, which this machine may lack; carried copies
+		# of its libraries go in build/devlibs).
+		if [ -z "${GS_LIB_PREBUILT:-}" ]; then
+			make -C "$ROOT" -j"$NPROC" WERROR= build/libgpusched/libgpusched.so.1 \
+				build/daemon/gpuschedd >> "$OUT/build.log" 2>&1 ||
+				{ say "gpusched: build failed (build.log); mode skipped"; return 1; }
+		fi
 		rm -f /tmp/gs.sock
-		"$ROOT/build/gpuschedd" --arbiter --socket /tmp/gs.sock \
-			>> "$LOG" 2>&1 &
+		LD_LIBRARY_PATH="$ROOT/build/devlibs" "$ROOT/build/daemon/gpuschedd" \
+			--arbiter --socket /tmp/gs.sock >> "$LOG" 2>&1 &
 		GS_ARB_PID=$!
 		for _ in $(seq 50); do [ -S /tmp/gs.sock ] && break; sleep 0.1; done
 		[ -S /tmp/gs.sock ] || { say "gpusched: arbiter did not come up"; mode_stop gpusched; return 1; }
-		WRAP=(LD_PRELOAD="$ROOT/build/libgpusched.so.1"
+		WRAP=(LD_PRELOAD="$ROOT/build/libgpusched/libgpusched.so.1"
 		      GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER=/tmp/gs.sock
 		      GPUSCHED_STATS=1)
 		;;

@@ -544,7 +544,9 @@ static void op_mutated(struct nlw *t)
 	mutate(t, &t->msg);
 	/* Whatever the message became, nobody must not change state. */
 	send_checked(t, t->msg.b, t->msg.len);
+	/* Without NLM_F_REQUEST the kernel acks (0) and does nothing. */
 	drain(t, t->fd, 50, is_set(&t->msg) && gs_msg_hdr(&t->msg)->nlmsg_type == family &&
+	      (gs_msg_hdr(&t->msg)->nlmsg_flags & NLM_F_REQUEST) &&
 	      gs_msg_hdr(&t->msg)->nlmsg_len == t->msg.len &&
 	      !(gs_msg_hdr(&t->msg)->nlmsg_flags & NLM_F_DUMP) ? seq : 0, 1);
 }

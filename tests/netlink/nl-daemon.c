@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <dirent.h>
 #include "nl_test.h"
 
 #define CONF		"/tmp/gpuschedd-test.conf"
@@ -507,6 +508,31 @@ static int log_count(const char *needle)
 	return n;
 }
 
+/* The module's parameters as they are, "name=value ...", to load it again. */
+static void module_params(char *buf, size_t size)
+{
+	DIR *dir = opendir(GS_PARAM_DIR);
+	struct dirent *d;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	while (dir && (d = readdir(dir))) {
+		char path[300], val[64];
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), GS_PARAM_DIR "/%s", d->d_name);
+		if (gs_sysfs_read_path(path, val, sizeof(val)))
+			continue;
+		val[strcspn(val, "\n")] = '\0';
+		n += snprintf(buf + n, size - n, "%s%s=%s", n ? " " : "", d->d_name, val);
+		if (n >= size)
+			break;
+	}
+	if (dir)
+		closedir(dir);
+}
+
 /* The GPU of the client of process @pid, or -1. */
 static int client_gpu(struct nlt *t, pid_t pid)
 {
@@ -532,10 +558,14 @@ TEST_F(daemon, follows_the_module_unloaded_and_loaded_again)
 	struct child ch;
 	long long us;
 	int fd, err = -1, i, gpu;
+	char params[512];
 
 	fd = open(MODULE_FILE, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		SKIP(return, "no %s to load again", MODULE_FILE);
+	/* Load it again as the runner did, for the tests that follow. */
+	module_params(params, sizeof(params));
+	ksft_print_msg("reloading with: %s\n", params);
 	close(self->fd);
 	self->fd = -1;
 	for (i = 0; i < 50 && err; i++) {
@@ -545,7 +575,7 @@ TEST_F(daemon, follows_the_module_unloaded_and_loaded_again)
 	}
 	ASSERT_EQ(0, err) TH_LOG("rmmod gpusched: %s", strerror(err));
 	EXPECT_TRUE(gs_wait_until(log_has("<4>gpusched.ko went away"), 5000));
-	ASSERT_EQ(0, syscall(SYS_finit_module, fd, "", 0)) TH_LOG("insmod: %s", strerror(errno));
+	ASSERT_EQ(0, syscall(SYS_finit_module, fd, params, 0)) TH_LOG("insmod: %s", strerror(errno));
 	close(fd);
 	EXPECT_TRUE(gs_wait_until(log_count("<5>connected to gpusched.ko") == 2, 5000));
 	ASSERT_TRUE(gs_wait_until(access(GPUSCHED_DEVICE_PATH, R_OK | W_OK) == 0, 5000));
