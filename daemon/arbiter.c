@@ -33,6 +33,8 @@
 #include <linux/gpusched.h>
 
 #include "arbiter.h"
+#include "policyfile.h"
+#include "rules.h"
 
 struct arb_dev {
 	struct arb_dev *next;
@@ -61,6 +63,7 @@ static struct {
 	struct arb_client clients;	/* list head */
 	struct arb_client *zombies;	/* closed, to free after the batch */
 	bool future_write_seal;
+	struct gs_policy *pol;		/* the policy file's rules and knobs */
 	dev_t sock_dev;
 	ino_t sock_ino;
 } A;
@@ -250,6 +253,73 @@ again:
 /* ------------------------------------------------------------------ */
 /* Commands */
 
+/* The knobs the policy file gives @d, over the command line's defaults. */
+static void dev_apply_policy(struct arb_dev *d)
+{
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_params p = A.o->params;
+	uint64_t now = now_ns();
+
+	if (A.pol)
+		gs_policy_gpu_params(A.pol, d->uuid, &p);
+	if (gs_pol_set_dev_params(&d->pol, &p, now, &fx))
+		logmsg("gpu%u: the policy's knobs are out of range; keeping the defaults",
+		       d->index);
+	apply(d, &fx, now);
+}
+
+static int client_set(struct arb_client *c, const struct gpusched_params *p,
+		      bool priv);
+
+/* The first matching rule's weight, class and cap, as an admin's set. */
+static void client_apply_policy(struct arb_client *c)
+{
+	struct gpusched_params p = { 0 };
+	const char *rule = NULL;
+
+	if (!A.pol || !c->dev ||
+	    gs_rules_classify(A.pol, c->cred.pid, c->cred.uid, c->cred.gid,
+			      &p, &rule) != 1)
+		return;
+	if (client_set(c, &p, true))
+		logmsg("gpu%u: pid %d: rule %s not applied", c->dev->index,
+		       (int)c->cred.pid, rule);
+	else if (A.o->verbose)
+		logmsg("gpu%u: pid %d: rule %s applied", c->dev->index,
+		       (int)c->cred.pid, rule);
+}
+
+/*
+ * Read the policy file. At start an error is fatal; on SIGHUP it keeps the
+ * policy in force. A missing file at the default path means no rules.
+ */
+static int policy_load(bool reload)
+{
+	struct gs_policy *pol;
+	struct arb_client *c;
+	struct arb_dev *d;
+	char err[1024];
+	struct stat st;
+
+	if (!A.o->config_given && stat(A.o->config, &st) && errno == ENOENT)
+		pol = gs_policy_parse(A.o->config, "", 0, err, sizeof(err));
+	else
+		pol = gs_policy_load(A.o->config, err, sizeof(err));
+	if (!pol) {
+		logmsg("%s%s", err, reload ? "; keeping the policy in force" : "");
+		return -1;
+	}
+	gs_policy_free(A.pol);
+	A.pol = pol;
+	logmsg("%s %s: %zu rules", reload ? "reloaded" : "loaded", A.o->config,
+	       pol->nr_rules);
+	for (d = A.devs; d; d = d->next)
+		dev_apply_policy(d);
+	for (c = A.clients.next; c != &A.clients; c = c->next)
+		client_apply_policy(c);
+	return 0;
+}
+
 static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
 {
 	struct arb_dev *d, **tail = &A.devs;
@@ -271,6 +341,7 @@ static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
 	memcpy(d->uuid, uuid, GPUSCHED_UUID_LEN);
 	d->index = A.nr_devs++;
 	gs_pol_dev_init(&d->pol, &A.o->params, now_ns());
+	dev_apply_policy(d);
 	*tail = d;
 	return d;
 }
@@ -342,6 +413,7 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	if (A.o->verbose)
 		logmsg("gpu%u: pid %d uid %d attached", d->index,
 		       (int)c->cred.pid, (int)c->cred.uid);
+	client_apply_policy(c);
 out:
 	reply(c, err, NULL, 0, memfd);
 	if (memfd >= 0)
@@ -413,40 +485,43 @@ static void cmd_release(struct arb_client *c, const struct gpusched_release *r)
 	reply(c, err, NULL, 0, -1);
 }
 
-static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p)
+/* Unless @priv, only lowering the client's share is allowed (nice(2)). */
+static int client_set(struct arb_client *c, const struct gpusched_params *p,
+		      bool priv)
 {
 	struct gs_pol_effects fx = { 0 };
 	uint32_t weight, class, cap;
 	uint64_t now;
 	int err;
 
-	if (p->mask & ~GPUSCHED_PARAM_ALL) {
-		err = -EOPNOTSUPP;
-		goto out;
-	}
-	if (p->reserved[0] || p->reserved[1]) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (!c->dev) {
-		err = -ENOTCONN;
-		goto out;
-	}
 	weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->pol.weight;
 	class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->pol.class;
 	cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->pol.cap_pct;
 	err = gs_pol_check_client_params(weight, class, cap);
-	/* The module asks for CAP_SYS_NICE; from user space, root will do. */
-	if (!err && c->cred.uid != 0 && !gs_pol_lowers(&c->pol, weight, class, cap))
+	if (!err && !priv && !gs_pol_lowers(&c->pol, weight, class, cap))
 		err = -EPERM;
 	if (err)
-		goto out;
+		return err;
 	now = now_ns();
 	err = gs_pol_set_client_params(&c->dev->pol, &c->pol, weight, class, cap,
 				       now, &fx);
 	apply(c->dev, &fx, now);
 	status_sync(c, now);
-out:
+	return err;
+}
+
+static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p)
+{
+	int err;
+
+	if (p->mask & ~GPUSCHED_PARAM_ALL)
+		err = -EOPNOTSUPP;
+	else if (p->reserved[0] || p->reserved[1])
+		err = -EINVAL;
+	else if (!c->dev)
+		err = -ENOTCONN;
+	else	/* The module asks for CAP_SYS_NICE; from user space, root will do. */
+		err = client_set(c, p, c->cred.uid == 0);
 	reply(c, err, NULL, 0, -1);
 }
 
@@ -776,6 +851,8 @@ int arbiter_run(const struct arb_options *o)
 		logmsg("setup: %s", strerror(errno));
 		goto out;
 	}
+	if (policy_load(false))
+		goto out;
 	if (listen_socket(o->socket_path))
 		goto out;
 	if (add_fd(A.lfd, &A.lfd) || add_fd(A.sfd, &A.sfd) || add_fd(A.tfd, &A.tfd)) {
@@ -806,8 +883,10 @@ int arbiter_run(const struct arb_options *o)
 				struct signalfd_siginfo si;
 
 				while (read(A.sfd, &si, sizeof(si)) == sizeof(si)) {
-					if (si.ssi_signo == SIGHUP)
-						continue;	/* nothing to reload yet */
+					if (si.ssi_signo == SIGHUP) {
+						policy_load(true);
+						continue;
+					}
 					logmsg("signal %u: exiting", si.ssi_signo);
 					stop = true;
 				}
@@ -844,6 +923,8 @@ out:
 		close(A.sfd);
 	if (A.epfd >= 0)
 		close(A.epfd);
+	gs_policy_free(A.pol);
+	A.pol = NULL;
 	while (A.devs) {
 		struct arb_dev *d = A.devs;
 

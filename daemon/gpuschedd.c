@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gpuschedd: the gpusched policy daemon. For now only its arbiter mode,
- * which serves the token from user space where gpusched.ko cannot load.
+ * gpuschedd: the gpusched policy daemon. Without --arbiter it applies a
+ * policy file to gpusched.ko's clients over generic netlink (nlmode.c);
+ * with --arbiter it serves the token itself from user space, where the
+ * module cannot load, and applies the same policy file (arbiter.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +15,7 @@
 
 #include "arbiter.h"
 #include "nlmode.h"
+#include "policyfile.h"
 
 static void usage(FILE *f)
 {
@@ -22,10 +25,14 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: gpuschedd --arbiter [OPTION]...\n"
 "Serve one fair-share token per GPU to libgpusched clients on a Unix socket,\n"
-"for hosts that cannot load gpusched.ko. Runs in the foreground, logs to\n"
-"standard error, exits cleanly on SIGTERM or SIGINT.\n"
+"for hosts that cannot load gpusched.ko, applying the rules and GPU knobs of\n"
+"a policy file (gpusched.conf(5)) as the policy daemon does for the module.\n"
+"Runs in the foreground, logs to standard error, re-reads the policy file on\n"
+"SIGHUP (a file with an error leaves the policy in force), exits cleanly on\n"
+"SIGTERM or SIGINT. Without --arbiter, see gpuschedd --help.\n"
 "\n"
-"  --arbiter              run the user-space arbiter (required for now)\n"
+"  --arbiter              run the user-space arbiter\n"
+"  -c, --config FILE      policy file (default %s; may be absent)\n"
 "  --socket PATH          listen here (default %s)\n"
 "  --timeslice-us N       slice a holder keeps the token while others wait\n"
 "  --grace-us N           time a holder has to release once asked\n"
@@ -39,7 +46,7 @@ static void usage(FILE *f)
 "\n"
 "Defaults of the policy: slice %llu us, grace %llu us, min grant %llu us,\n"
 "starve %llu us, window %llu us, latency %u%%.\n",
-		GPUSCHED_ARBITER_SOCKET,
+		GS_POLICY_DEFAULT_PATH, GPUSCHED_ARBITER_SOCKET,
 		(unsigned long long)d.slice_ns / 1000,
 		(unsigned long long)d.grace_ns / 1000,
 		(unsigned long long)d.min_grant_ns / 1000,
@@ -68,6 +75,7 @@ int main(int argc, char **argv)
 	       O_WINDOW, O_LATENCY, O_MAXGPUS };
 	static const struct option opts[] = {
 		{ "arbiter", no_argument, NULL, 'a' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "timeslice-us", required_argument, NULL, O_SLICE },
 		{ "grace-us", required_argument, NULL, O_GRACE },
@@ -82,9 +90,9 @@ int main(int argc, char **argv)
 	};
 	struct arb_options o = {
 		.socket_path = GPUSCHED_ARBITER_SOCKET,
+		.config = GS_POLICY_DEFAULT_PATH,
 		.max_gpus = 16,
 	};
-	bool arbiter = false;
 	unsigned long long v;
 	int c, err;
 
@@ -92,12 +100,15 @@ int main(int argc, char **argv)
 	if (gs_nlmode_wanted(argc, argv))
 		return gs_nlmode_main(argc, argv);
 	gs_pol_default_params(&o.params);
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
 		const unsigned long long us_max = ULLONG_MAX / 1000;
 
 		switch (c) {
-		case 'a':
-			arbiter = true;
+		case 'a':	/* how we got here: gs_nlmode_wanted() said no */
+			break;
+		case 'c':
+			o.config = optarg;
+			o.config_given = true;
 			break;
 		case O_SOCKET:
 			o.socket_path = optarg;
@@ -144,10 +155,6 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "gpuschedd: unexpected argument \"%s\"\n", argv[optind]);
-		return 2;
-	}
-	if (!arbiter) {
-		fprintf(stderr, "gpuschedd: only the arbiter mode exists so far: run gpuschedd --arbiter\n");
 		return 2;
 	}
 	err = gs_pol_check_params(&o.params);

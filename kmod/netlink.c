@@ -327,6 +327,10 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 		p.mask |= GPUSCHED_PARAM_CAP;
 		p.cap_pct = nla_get_u32(attrs[GPUSCHED_A_CLIENT_CAP_PCT]);
 	}
+	if (!p.mask) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set: give WEIGHT, CLASS or CAP_PCT");
+		return -EINVAL;
+	}
 
 	for (index = 0; !err && (gpu = gs_gpu_by_index(index)); index++) {
 		struct gs_client *c;
@@ -403,6 +407,14 @@ static struct genl_family gs_family __ro_after_init = {
 	.resv_start_op = 0,
 };
 
+/* What gs_put_client() puts, so that events cost listeners no more. */
+static size_t gs_client_msg_size(void)
+{
+	return nla_total_size(sizeof(u32)) * 8 +		/* u32 attributes */
+	       nla_total_size_64bit(sizeof(u64)) * 8 +	/* u64 attributes */
+	       nla_total_size(TASK_COMM_LEN);		/* comm */
+}
+
 /* May be called in atomic context (a revocation from the timer). */
 void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
 {
@@ -410,7 +422,7 @@ void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
 
 	if (!genl_has_listeners(&gs_family, &init_net, GS_MCGRP_EVENTS))
 		return;
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_ATOMIC);
+	msg = genlmsg_new(gs_client_msg_size(), GFP_ATOMIC);
 	if (!msg)
 		return;
 	if (gs_put_client(msg, s, pid_nr(s->pid), &init_user_ns, cmd, 0, 0, 0)) {
