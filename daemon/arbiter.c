@@ -490,21 +490,10 @@ static int client_set(struct arb_client *c, const struct gpusched_params *p,
 		      bool priv)
 {
 	struct gs_pol_effects fx = { 0 };
-	uint32_t weight, class, cap;
-	uint64_t now;
+	uint64_t now = now_ns();
 	int err;
 
-	weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->pol.weight;
-	class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->pol.class;
-	cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->pol.cap_pct;
-	err = gs_pol_check_client_params(weight, class, cap);
-	if (!err && !priv && !gs_pol_lowers(&c->pol, weight, class, cap))
-		err = -EPERM;
-	if (err)
-		return err;
-	now = now_ns();
-	err = gs_pol_set_client_params(&c->dev->pol, &c->pol, weight, class, cap,
-				       now, &fx);
+	err = gs_pol_set_params_masked(&c->dev->pol, &c->pol, p, priv, now, &fx);
 	apply(c->dev, &fx, now);
 	status_sync(c, now);
 	return err;

@@ -497,6 +497,22 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 	return 0;
 }
 
+int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
+			     const struct gpusched_params *p, bool priv,
+			     u64 now, struct gs_pol_effects *fx)
+{
+	u32 weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->weight;
+	u32 class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->class;
+	u32 cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->cap_pct;
+	int err = gs_pol_check_client_params(weight, class, cap);
+
+	if (err)
+		return err;
+	if (!priv && !gs_pol_lowers(c, weight, class, cap))
+		return -EPERM;
+	return gs_pol_set_client_params(d, c, weight, class, cap, now, fx);
+}
+
 void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
 		 struct gs_pol_effects *fx)
 {

@@ -124,6 +124,16 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 			     u32 weight, u32 class, u32 cap_pct,
 			     u64 now, struct gs_pol_effects *fx);
 
+/*
+ * SET_PARAMS: the fields named in @p->mask, the others kept. Unless @priv,
+ * only a change that lowers the client's share is allowed (-EPERM), as
+ * with nice(2). -EINVAL for a value out of range; nothing changes then.
+ */
+struct gpusched_params;
+int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
+			     const struct gpusched_params *p, bool priv,
+			     u64 now, struct gs_pol_effects *fx);
+
 void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
 		 struct gs_pol_effects *fx);
 void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,

@@ -414,22 +414,11 @@ int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 			 const struct gpusched_params *p, bool priv)
 {
 	struct gs_pol_effects fx = {};
-	u32 weight, class, cap;
+	u64 now = ktime_get_ns();
 	int err;
-	u64 now;
 
 	lockdep_assert_held(&gpu->lock);
-	weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->pol.weight;
-	class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->pol.class;
-	cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->pol.cap_pct;
-	err = gs_pol_check_client_params(weight, class, cap);
-	if (!err && !priv && !gs_pol_lowers(&c->pol, weight, class, cap))
-		err = -EPERM;
-	if (err)
-		return err;
-	now = ktime_get_ns();
-	err = gs_pol_set_client_params(&gpu->pol, &c->pol, weight, class, cap,
-				       now, &fx);
+	err = gs_pol_set_params_masked(&gpu->pol, &c->pol, p, priv, now, &fx);
 	gs_apply(gpu, &fx, now);
 	return err;
 }
