@@ -9,6 +9,9 @@
 # build modules against (KDIR). The build is cached in
 # build/debug-kernel/KEY/, KEY a hash of the config fragment, the source
 # tarball, the compiler and this script, so a second run prints at once.
+# When only the fragment (or this script) changed, the previous tree is
+# reconfigured and rebuilt incrementally instead of extracted again: kbuild
+# recompiles what the changed options reach.
 # Progress and the build log go to standard error and DIR/build.log.
 #
 # Environment: LINUX_SOURCE (default /usr/src/linux-source-6.1.tar.xz),
@@ -35,10 +38,10 @@ for tool in bison flex bc; do
 	command -v $tool >/dev/null || { log "$tool missing: run tests/tools/install-deps.sh"; exit 1; }
 done
 
+SOURCE_ID="$(stat -c '%n %s %Y' "$SRC") $(gcc --version | head -n 1)"
 KEY=$( {
 	cat "$FRAG" "$0"
-	stat -c '%n %s %Y' "$SRC"
-	gcc --version | head -n 1
+	echo "$SOURCE_ID"
 } | sha256sum | cut -c1-16)
 DIR=$CACHE/$KEY
 mkdir -p "$CACHE"
@@ -53,21 +56,32 @@ if [ -f "$DIR/done" ]; then
 	exit 0
 fi
 
-# Only the newest configuration is worth the disk (a few GB each).
-for old in "$CACHE"/*/; do
-	[ -d "$old" ] && [ "${old%/}" != "$DIR" ] && rm -rf "${old%/}"
-done
 rm -rf "$DIR"
 mkdir -p "$DIR"
 start=$(date +%s)
-
-log "extracting $SRC"
-# The tarball holds one top directory (tar dies of SIGPIPE here: fine).
-top=$(tar -tJf "$SRC" 2>/dev/null | head -n 1 || true)
-top=${top%%/*}
-nice -n "$NICE" tar -xJf "$SRC" -C "$DIR"
-mv "$DIR/$top" "$DIR/linux"
 K=$DIR/linux
+
+# Only the newest configuration is worth the disk (a few GB each); the
+# tree of an older one, from the same source and compiler, is reused.
+for old in "$CACHE"/*/; do
+	old=${old%/}
+	[ -d "$old" ] && [ "$old" != "$DIR" ] || continue
+	if [ ! -d "$K" ] && [ -d "$old/linux" ] &&
+	   [ "$(cat "$old/source" 2>/dev/null)" = "$SOURCE_ID" ]; then
+		log "reusing the tree of build/debug-kernel/${old##*/}"
+		mv "$old/linux" "$K"
+	fi
+	rm -rf "$old"
+done
+if [ ! -d "$K" ]; then
+	log "extracting $SRC"
+	# The tarball holds one top directory (tar dies of SIGPIPE here: fine).
+	top=$(tar -tJf "$SRC" 2>/dev/null | head -n 1 || true)
+	top=${top%%/*}
+	nice -n "$NICE" tar -xJf "$SRC" -C "$DIR"
+	mv "$DIR/$top" "$K"
+fi
+echo "$SOURCE_ID" >"$DIR/source"
 extracted=$(date +%s)
 
 log "configuring (tinyconfig + tests/debug/debug.config)"

@@ -41,6 +41,7 @@ struct storm {
 
 static struct storm *S;
 static unsigned int gpu_index;
+static __u8 storm_uuid[GPUSCHED_UUID_LEN];
 
 static int xioctl(int fd, unsigned long cmd, void *arg)
 {
@@ -54,12 +55,48 @@ static int open_attached(void)
 
 	if (fd < 0)
 		return -errno;
-	gs_fuzz_uuid(a.uuid, STORM_GPU);
+	memcpy(a.uuid, storm_uuid, sizeof(a.uuid));
 	if (xioctl(fd, GPUSCHED_IOC_ATTACH, &a)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * The token to storm: our own, or, when every slot is taken (zz-capacity
+ * fills them, and storm runs after it), the first GPU's.
+ */
+static int pick_uuid(void)
+{
+	struct gpusched_attach a = { 0 };
+	char hex[64];
+	unsigned int i, n = 0;
+	int fd, err;
+
+	gs_fuzz_uuid(storm_uuid, STORM_GPU);
+	fd = open(GPUSCHED_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memcpy(a.uuid, storm_uuid, sizeof(a.uuid));
+	err = xioctl(fd, GPUSCHED_IOC_ATTACH, &a);
+	close(fd);
+	if (err != -ENOSPC)
+		return err;
+	if (gs_file_read(GS_FUZZ_SYSFS "/gpu0/uuid", hex, sizeof(hex)))
+		return err;
+	/* GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx */
+	for (i = 4; hex[i] && hex[i] != '\n' && n < GPUSCHED_UUID_LEN; i++) {
+		unsigned int b;
+
+		if (hex[i] == '-')
+			continue;
+		if (sscanf(hex + i, "%2x", &b) != 1)
+			return -EINVAL;
+		storm_uuid[n++] = b;
+		i++;
+	}
+	return n == GPUSCHED_UUID_LEN ? 0 : -EINVAL;
 }
 
 /* Inside the critical section: is any other live client in it too? */
@@ -393,6 +430,9 @@ int main(int argc, char **argv)
 	}
 	S = mmap(NULL, sizeof(*S), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	c = pick_uuid();
+	if (c)
+		printf("# no token to storm: %s\n", strerror(-c));
 	fd = open_attached();
 	if (S == MAP_FAILED || fd < 0 || xioctl(fd, GPUSCHED_IOC_GET_INFO, &ci)) {
 		printf("Bail out! cannot attach\n");

@@ -6,7 +6,7 @@
  *
  * Tokens live until rmmod and max_gpus bounds them, so every program owns
  * one GPU UUID from enum gs_test_gpu and sets the knobs it relies on in its
- * fixture. zz-capacity, run last, fills the rest.
+ * fixture (capacity reloads the module, and tests the bound alone).
  */
 #ifndef GS_TEST_H
 #define GS_TEST_H
@@ -41,7 +41,7 @@ enum gs_test_gpu {
 	GS_GPU_OVERRUN,
 	GS_GPU_TIMESLICE,
 	GS_GPU_MANY,
-	GS_GPU_CAPACITY = 0x80,	/* + n for the n-th filler */
+	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 
 /* Skip the whole program, before the harness starts, without the device. */

@@ -71,7 +71,7 @@ finish() {
 # "6.1.*" cannot match 6.12: the dot is literal.
 KVER=
 [ -n "$VM_KIMAGE" ] && KVER=$SERIES
-[ -n "$VM_KIMAGE" ] || for img in $(ls /boot/vmlinuz-"$SERIES".* 2>/dev/null | sort -V); do
+[ -n "$VM_KIMAGE" ] || for img in $(printf '%s\n' /boot/vmlinuz-"$SERIES".* | sort -V); do
 	k=${img#/boot/vmlinuz-}
 	[ -d "/usr/src/linux-headers-$k" ] && KVER=$k
 done

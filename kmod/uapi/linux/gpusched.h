@@ -212,6 +212,10 @@ struct gpusched_status {
 	__u64 grant_gen;		/* number of this client's current grant */
 	__u64 slice_end_ns;		/* CLOCK_MONOTONIC end of the slice */
 	__u64 grace_ns;			/* time allowed to release once asked */
+	/*
+	 * Current on the holder's page, which is what needs them (is anyone
+	 * waiting?); on other pages, as of this client's last change.
+	 */
 	__u32 nr_waiting;		/* clients waiting on this GPU */
 	__u32 nr_clients;		/* clients attached to this GPU */
 	__u64 held_ns;			/* as in gpusched_client_info */

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * max_gpus bounds the tokens: attaching a new UUID once max_gpus tokens
+ * exist gives ENOSPC, while existing ones stay usable and closing clients
+ * frees none (tokens live until rmmod).
+ *
+ * Other programs' tokens would make the count depend on what ran before,
+ * so this reloads the module: with no parameter (max_gpus defaults to 16),
+ * then with max_gpus=3, and in the end as it was. It needs the runner's
+ * /gpusched.ko and no client of any other program left.
+ */
+#include <dirent.h>
+#include <sys/syscall.h>
+#include "gs_test.h"
+
+#define GS_MODULE_PATH	"/gpusched.ko"
+#define MAX		3
+
+FIXTURE(capacity) {
+	char params[512];	/* as loaded by the runner */
+	bool reloaded;
+	int fds[MAX];
+};
+
+static const char *const gs_params[] = {
+	"max_gpus", "timeslice_us", "grace_us", "min_grant_us", "starve_us",
+	"window_us", "latency_pct", "dev_mode",
+};
+
+static int gs_module_unload(void)
+{
+	return syscall(SYS_delete_module, "gpusched", O_NONBLOCK) ? -errno : 0;
+}
+
+static int gs_module_load(const char *params)
+{
+	int fd = open(GS_MODULE_PATH, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+static int gs_module_reload(const char *params)
+{
+	int err = gs_module_unload();
+
+	return err ? err : gs_module_load(params);
+}
+
+static int count_gpus(void)
+{
+	DIR *dir = opendir(GS_SYSFS_DIR);
+	struct dirent *d;
+	int n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir)))
+		n += !strncmp(d->d_name, "gpu", 3);
+	closedir(dir);
+	return n;
+}
+
+FIXTURE_SETUP(capacity)
+{
+	size_t len = 0;
+	unsigned int i;
+	long long v;
+
+	if (access(GS_MODULE_PATH, R_OK))
+		SKIP(return, "%s: not in the test VM", GS_MODULE_PATH);
+	for (i = 0; i < ARRAY_SIZE(gs_params); i++) {
+		v = gs_param_read(gs_params[i]);
+		ASSERT_LE(0, v) TH_LOG("parameter %s", gs_params[i]);
+		len += snprintf(self->params + len, sizeof(self->params) - len,
+				"%s=%lld ", gs_params[i], v);
+	}
+	for (i = 0; i < MAX; i++)
+		self->fds[i] = -1;
+}
+
+FIXTURE_TEARDOWN(capacity)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX; i++)
+		if (self->fds[i] >= 0)
+			close(self->fds[i]);
+	/* Leave the module as the runner loaded it, failed test or not. */
+	if (!self->reloaded)
+		return;
+	gs_module_unload();
+	EXPECT_EQ(0, gs_module_load(self->params))
+		TH_LOG("reloading with %s", self->params);
+}
+
+TEST_F(capacity, new_uuid_beyond_max_gpus_gives_enospc)
+{
+	int fd, i;
+
+	if (!self->params[0])
+		return;	/* skipped */
+	self->reloaded = true;
+	ASSERT_EQ(0, gs_module_reload("")) TH_LOG("reload: clients left?");
+	EXPECT_EQ(16, gs_param_read("max_gpus"));
+	ASSERT_EQ(0, gs_module_reload("max_gpus=3"));
+	ASSERT_EQ(MAX, gs_param_read("max_gpus"));
+	ASSERT_EQ(0, count_gpus());
+
+	for (i = 0; i < MAX; i++) {
+		self->fds[i] = gs_open_attached(GS_GPU_CAPACITY + i);
+		ASSERT_LE(0, self->fds[i]) TH_LOG("token %d: %s", i,
+						  strerror(-self->fds[i]));
+	}
+	EXPECT_EQ(MAX, count_gpus());
+	fd = gs_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOSPC, gs_attach(fd, GS_GPU_CAPACITY + MAX));
+	EXPECT_EQ(MAX, count_gpus());
+	/* The refused client can still attach to a GPU that exists... */
+	EXPECT_EQ(0, gs_attach(fd, GS_GPU_CAPACITY));
+	EXPECT_EQ(0, gs_acquire(fd, 0, 0));
+	EXPECT_EQ(0, gs_release(fd));
+	close(fd);
+	/* ... and closing every client frees no token. */
+	for (i = 0; i < MAX; i++) {
+		close(self->fds[i]);
+		self->fds[i] = -1;
+	}
+	EXPECT_EQ(MAX, count_gpus());
+	fd = gs_open();
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOSPC, gs_attach(fd, GS_GPU_CAPACITY + MAX));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
