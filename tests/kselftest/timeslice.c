@@ -91,9 +91,15 @@ static int64_t short_grant_ns(struct __test_metadata *_metadata,
 	 */
 	EXPECT_GE(slice_us * US, max_left);
 	EXPECT_LE(slice_us * US * 3 / 4, max_left);
-	/* Asked to yield at the end of the first slice, or of a later one. */
+	/*
+	 * Asked to yield at the end of the first slice, or of a later one:
+	 * a holder that was slow to yield is ahead of the waiter it yielded
+	 * to, which then keeps the token for a second slice (the policy
+	 * renews a slice while the waiter is not behind). Under emulation
+	 * on a loaded host that is most grants, so the bound is 3 slices.
+	 */
 	EXPECT_LE(slice_us * US * 95 / 100, grant[n / 10]);
-	EXPECT_GE(slice_us * US * 3 / 2, grant[n / 10]);
+	EXPECT_GE(slice_us * US * 3, grant[n / 10]);
 	return grant[n / 10];
 }
 
@@ -103,7 +109,8 @@ TEST_F(timeslice, sysfs_slice_sets_grant_length)
 
 	short_ns = short_grant_ns(_metadata, self->busy, self->gpu, 5000, 1000);
 	long_ns = short_grant_ns(_metadata, self->busy, self->gpu, 50000, 2000);
-	EXPECT_LE(5 * short_ns, long_ns);
+	/* Ten times the slice: grants at least 3 and at most 15 times longer. */
+	EXPECT_LE(3 * short_ns, long_ns);
 	EXPECT_GE(15 * short_ns, long_ns);
 }
 
