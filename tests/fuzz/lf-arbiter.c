@@ -26,6 +26,23 @@ static struct arb_options opts;
 static struct arb_client *cl[NR_CLIENTS];
 static int peer[NR_CLIENTS] = { -1, -1, -1 };
 
+/*
+ * The commands sent on each connection and not answered yet, oldest
+ * first: the arbiter answers in request order (the wire format has no
+ * request id), so each reply belongs to the oldest. 0: not a command.
+ */
+#define MAX_PENDING	4096
+static struct pending {
+	unsigned int cmd[MAX_PENDING];
+	unsigned int head, tail;
+} pend[NR_CLIENTS];
+
+static void pending_push(int i, unsigned int cmd)
+{
+	if (pend[i].tail - pend[i].head < MAX_PENDING)
+		pend[i].cmd[pend[i].tail++ % MAX_PENDING] = cmd;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void setup(void)
@@ -36,6 +53,19 @@ static void setup(void)
 	opts.max_gpus = 4;
 	opts.socket_path = "unused";
 	A.o = &opts;
+	{
+		/* Rules by uid (no /proc needed) and knobs: their paths run too. */
+		static const char conf[] =
+			"[gpu]\ntimeslice_us = 200\n"
+			"[rule nobody-ish]\nuser = 1001\nweight = 50\nclass = batch\n"
+			"[rule rest]\ncap = 90\n";
+		char err[256];
+
+		A.pol = gs_policy_parse("lf-arbiter.conf", conf, sizeof(conf) - 1,
+				       err, sizeof(err));
+		if (!A.pol)
+			abort();
+	}
 	A.lfd = A.sfd = -1;
 	A.clients.next = A.clients.prev = &A.clients;
 	A.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -68,6 +98,7 @@ static void connect_client(int i)
 	A.clients.prev = c;
 	cl[i] = c;
 	peer[i] = sv[1];
+	pend[i].head = pend[i].tail = 0;
 }
 
 /* The arbiter closes a client itself when a reply cannot be sent. */
@@ -90,8 +121,9 @@ static void disconnect_client(int i)
 }
 
 /* Every reply waiting for client @i: whole, well-formed, fds closed. */
-static void read_replies(int i, unsigned int cmd)
+static void read_replies(int i)
 {
+	unsigned int cmd;
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -117,6 +149,10 @@ static void read_replies(int i, unsigned int cmd)
 					close(fds[j]);
 			}
 		}
+		/* A reply to nothing would be read as the next one's answer. */
+		if (pend[i].head == pend[i].tail)
+			abort();
+		cmd = pend[i].cmd[pend[i].head++ % MAX_PENDING];
 		if (n != sizeof(rep) || (msg.msg_flags & MSG_TRUNC) ||
 		    rep.magic != GPUSCHED_WIRE_MAGIC || rep.ret > 0 ||
 		    rep.ret < -4095)
@@ -131,10 +167,13 @@ static void read_replies(int i, unsigned int cmd)
 			     (info.weight < GPUSCHED_WEIGHT_MIN ||
 			      info.weight > GPUSCHED_WEIGHT_MAX ||
 			      info.class > GPUSCHED_CLASS_MAX ||
-			      info.cap_pct > 100)))
+			      info.cap_pct > 100))) {
+				fprintf(stderr, "GET_INFO: size %u state %u weight %u class %u cap %u\n",
+					info.size, info.state, info.weight,
+					info.class, info.cap_pct);
 				abort();
+			}
 		}
-		cmd = 0;
 	}
 }
 
@@ -182,15 +221,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = end - p;
 			memcpy(req.arg, p, len);
 			p += len;
-			if (send(peer[i], &req, sizeof(req), MSG_DONTWAIT) < 0)
-				break;
+			if (send(peer[i], &req, sizeof(req), MSG_DONTWAIT) == sizeof(req))
+				pending_push(i, cmd);
 			break;
 		}
 		case 1:
 			len = p < end ? *p++ : 0;
 			if (len > (size_t)(end - p))
 				len = end - p;
-			send(peer[i], p, len, MSG_DONTWAIT);
+			/* Empty: the arbiter takes it for a hang-up, no reply. */
+			if (send(peer[i], p, len, MSG_DONTWAIT) >= 0 && len)
+				pending_push(i, 0);
 			p += len;
 			break;
 		case 2:
@@ -207,7 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		reap();
 		for (int j = 0; j < NR_CLIENTS; j++)
 			if (peer[j] >= 0)
-				read_replies(j, j == i ? cmd : 0);
+				read_replies(j);
 	}
 
 	for (i = 0; i < NR_CLIENTS; i++)
