@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -61,11 +62,14 @@ static struct {
 	struct arb_dev *devs;
 	unsigned int nr_devs;
 	struct arb_client clients;	/* list head */
+	unsigned int nr_clients;
 	struct arb_client *zombies;	/* closed, to free after the batch */
 	bool future_write_seal;
 	struct gs_policy *pol;		/* the policy file's rules and knobs */
 	dev_t sock_dev;
 	ino_t sock_ino;
+	bool accept_paused;		/* out of descriptors or memory */
+	bool accept_warned;		/* said so; reset by the next accept */
 } A;
 
 #define container_of(p, type, member) \
@@ -121,6 +125,18 @@ static void status_sync(struct arb_client *c, uint64_t now)
 static struct arb_client *to_client(struct gs_pol_client *pc)
 {
 	return container_of(pc, struct arb_client, pol);
+}
+
+static void accept_pause(bool pause)
+{
+	struct epoll_event ev = { .events = pause ? 0 : EPOLLIN, .data.ptr = &A.lfd };
+
+	if (A.accept_paused == pause)
+		return;
+	if (epoll_ctl(A.epfd, EPOLL_CTL_MOD, A.lfd, &ev))
+		logmsg("epoll_ctl: %s", strerror(errno));
+	else
+		A.accept_paused = pause;
 }
 
 static void client_close(struct arb_client *c, const char *why);
@@ -629,6 +645,8 @@ static void client_close(struct arb_client *c, const char *why)
 		munmap(c->page, GPUSCHED_STATUS_SIZE);
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
+	A.nr_clients--;
+	accept_pause(false);	/* a descriptor is free again */
 	/* Freed after the event batch, which may still point at it. */
 	c->next = A.zombies;
 	A.zombies = c;
@@ -653,10 +671,22 @@ static void on_accept(void)
 
 	fd = accept4(A.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
-		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-			logmsg("accept: %s", strerror(errno));
+		if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+			return;
+		/*
+		 * Out of descriptors or memory: the connection stays queued
+		 * and the listening socket stays readable, so polling it again
+		 * would spin. Stop listening until a client leaves or a second
+		 * has passed, and say so once per episode.
+		 */
+		if (!A.accept_warned)
+			logmsg("accept: %s; not accepting connections until a client leaves (%u connected)",
+			       strerror(errno), A.nr_clients);
+		A.accept_warned = true;
+		accept_pause(true);
 		return;
 	}
+	A.accept_warned = false;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -680,6 +710,7 @@ static void on_accept(void)
 	c->prev = A.clients.prev;
 	A.clients.prev->next = c;
 	A.clients.prev = c;
+	A.nr_clients++;
 }
 
 /* ------------------------------------------------------------------ */
@@ -812,6 +843,18 @@ static int add_fd(int fd, void *ptr)
 	return epoll_ctl(A.epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* One descriptor per client: allow as many as the hard limit does. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		logmsg("cannot raise the descriptor limit: %s", strerror(errno));
+}
+
 int arbiter_run(const struct arb_options *o)
 {
 	struct epoll_event evs[64];
@@ -821,6 +864,7 @@ int arbiter_run(const struct arb_options *o)
 
 	A.o = o;
 	A.lfd = A.sfd = A.tfd = A.epfd = -1;
+	raise_nofile();
 	A.clients.next = A.clients.prev = &A.clients;
 	A.future_write_seal = probe_future_write_seal();
 	if (!A.future_write_seal)
@@ -853,7 +897,11 @@ int arbiter_run(const struct arb_options *o)
 	       (unsigned long long)(o->params.grace_ns / 1000));
 
 	while (!stop) {
-		int n = epoll_wait(A.epfd, evs, 64, -1);
+		/* Paused: try again in a second (ENFILE is system-wide). */
+		int n = epoll_wait(A.epfd, evs, 64, A.accept_paused ? 1000 : -1);
+
+		if (n == 0 && A.accept_paused)
+			accept_pause(false);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -333,6 +333,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
 	struct gs_pol_effects fx = {};
+	bool waiting;
 	int err = 0;
 	u64 now;
 	long ret;
@@ -361,8 +362,14 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		gs_apply(gpu, &fx, now);
 		err = -EAGAIN;
 	}
+	/*
+	 * Decided under the lock: a grant on another CPU sets the state
+	 * before it writes the status page, so an unlocked look could return
+	 * before the page shows the grant. Waiting relocks before returning.
+	 */
+	waiting = !err && c->pol.state == GS_POL_WAITING;
 	spin_unlock_bh(&gpu->lock);
-	if (err || !gs_client_waiting(c))
+	if (!waiting)
 		goto out;
 
 	if (a->flags & GPUSCHED_ACQUIRE_TIMEOUT)

@@ -41,6 +41,9 @@ enum gs_test_gpu {
 	GS_GPU_OVERRUN,
 	GS_GPU_TIMESLICE,
 	GS_GPU_MANY,
+	GS_GPU_NL_DUMP = 0x40,
+	GS_GPU_NAMESPACES,
+	GS_GPU_GRANT_PAGE,
 	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 

@@ -12,9 +12,6 @@
 #include "gs_test.h"
 #include "../fuzz/fuzz-nl.h"
 
-/* Not in enum gs_test_gpu yet: see the report of issue 6. */
-#define GS_GPU_NAMESPACES	0x41
-
 static unsigned char rx[GS_NL_BUF];
 
 /* Client pids listed by a GET_CLIENT dump of @gpu; their number or -errno. */

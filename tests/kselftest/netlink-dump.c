@@ -11,8 +11,6 @@
 #include "gs_test.h"
 #include "../fuzz/fuzz-nl.h"
 
-/* Not in enum gs_test_gpu yet: see the report of issue 6. */
-#define GS_GPU_NL_DUMP	0x40
 #define NR_CLIENTS	400	/* a few dump messages' worth */
 
 static unsigned char rx[GS_NL_BUF];

@@ -44,8 +44,11 @@ VM_APPEND=${VM_APPEND:-}
 
 # What the kernel writes when something is wrong. Matched against the
 # console and each test's kernel log. Not kmemleak's "new suspected memory
-# leaks": most are the kernel's own; its reports are judged below.
-KLOG_BAD='BUG:|WARNING:|Oops|general protection|Call Trace|possible circular locking|possible recursive locking|inconsistent lock state|lockdep|UBSAN|KASAN|refcount_t|list_add corruption|list_del corruption|sleeping function called from invalid context|blocked for more than|detected stall|Kernel panic'
+# leaks": most are the kernel's own; its reports are judged below. Not
+# "lockdep" either: a debug kernel says "RCU lockdep checking is enabled"
+# at boot; lockdep reports start with WARNING: or BUG:, and it says
+# "turning off the locking correctness validator" when it gives up.
+KLOG_BAD='BUG:|WARNING:|Oops|general protection|Call Trace|possible circular locking|possible recursive locking|inconsistent lock state|locking correctness validator|UBSAN|KASAN|refcount_t|list_add corruption|list_del corruption|sleeping function called from invalid context|blocked for more than|detected stall|Kernel panic'
 
 n=0
 failed=0
@@ -208,6 +211,7 @@ awk -v dir="$STEPS" '
 			file = ""
 		} else if (f[1] == "kmemleak") {
 			file = dir "/kmemleak-" f[2]
+			printf "" > file	# an empty report is a result too
 		} else if (f[1] == "klog") {
 			file = dir "/" f[2] ".klog"
 		} else if (f[1] == "done") {
