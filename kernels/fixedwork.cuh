@@ -13,6 +13,8 @@
  * (never, in practice), so the kernel touches no memory and its time is the
  * issue rate of the SMs, the same alone as next to another context. The grid
  * is one full wave (every SM at full occupancy) so the kernel fills the GPU.
+ * With a trace record (fixedwork.h) it also stamps its start and end: two
+ * atomics per block, nothing per iteration.
  *
  * Host code sizes kernels in microseconds of solo work: iterations per
  * microsecond come from a calibration alone (gs-common.c: gs_calibrate).
@@ -22,11 +24,23 @@
 
 #include "fixedwork.h"
 
+static __device__ __forceinline__ unsigned long long gs_globaltimer(void)
+{
+	unsigned long long t;
+
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
 extern "C" __global__ void __launch_bounds__(GS_FIXEDWORK_THREADS)
-gs_fixedwork(unsigned int iters, unsigned int sentinel, unsigned int *out)
+gs_fixedwork(unsigned int iters, unsigned int sentinel, unsigned int *out,
+	     struct gs_trace_rec *tr)
 {
 	unsigned int x = blockIdx.x * blockDim.x + threadIdx.x + 0x9e3779b9u;
 	unsigned int i;
+
+	if (tr && threadIdx.x == 0 && atomicAdd(&tr->in, 1u) == 0)
+		tr->start = gs_globaltimer();
 
 #pragma unroll 8
 	for (i = 0; i < iters; i++) {
@@ -37,6 +51,12 @@ gs_fixedwork(unsigned int iters, unsigned int sentinel, unsigned int *out)
 	}
 	if (x == sentinel)
 		out[0] = x;
+	if (tr) {
+		__syncthreads();
+		if (threadIdx.x == 0 &&
+		    atomicAdd(&tr->out, 1u) == gridDim.x - 1)
+			tr->end = gs_globaltimer();
+	}
 }
 
 #endif /* GS_FIXEDWORK_CUH */

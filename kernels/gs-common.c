@@ -100,7 +100,9 @@ static void usage(const struct gs_opts *o, const char *extra_opt,
 "  --depth N           busy: most kernels queued (default: ~8 ms of work,\n"
 "                      2..256)\n"
 "  --device N          CUDA device ordinal (default 0)\n"
-"  --label S           copied into the JSON\n",
+"  --label S           copied into the JSON\n"
+"  --trace FILE        write each kernel's GPU start and end after the\n"
+"                      barrier (%%globaltimer ns, two u64 per kernel)\n",
 		o->prog, o->kernel_us, o->seconds, o->period_us, o->warmup_ms);
 	if (extra_opt)
 		fprintf(f, "  --%-17s %s\n", extra_opt, extra_help);
@@ -113,7 +115,7 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 	      const char *extra_help)
 {
 	enum { O_KUS = 256, O_SEC, O_PER, O_START, O_IPU, O_CAL, O_WARM,
-	       O_DEPTH, O_DEV, O_LABEL, O_EXTRA, O_HELP };
+	       O_DEPTH, O_DEV, O_LABEL, O_TRACE, O_EXTRA, O_HELP };
 	struct option lo[] = {
 		{ "kernel-us", required_argument, NULL, O_KUS },
 		{ "seconds", required_argument, NULL, O_SEC },
@@ -125,6 +127,7 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 		{ "depth", required_argument, NULL, O_DEPTH },
 		{ "device", required_argument, NULL, O_DEV },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "trace", required_argument, NULL, O_TRACE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ extra_opt ? extra_opt : "", required_argument, NULL, O_EXTRA },
 		{ NULL, 0, NULL, 0 },
@@ -176,6 +179,9 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 			break;
 		case O_LABEL:
 			o->label = optarg;
+			break;
+		case O_TRACE:
+			o->trace = optarg;
 			break;
 		case O_EXTRA:
 			o->extra = optarg;
@@ -375,6 +381,42 @@ static void print_cal(const struct gs_backend *b, const struct gs_opts *o,
 	fflush(stdout);
 }
 
+/* ---- the trace ------------------------------------------------------------ */
+
+/*
+ * The kernels' GPU start and end times, in launch order, as pairs of
+ * native-endian u64 (%globaltimer ns). A kernel that did not finish
+ * stamping (never, after the final sync) is written as 0, 0.
+ */
+static void write_trace(struct gs_backend *b, const char *path)
+{
+	unsigned int n = b->ntraced, i;
+	struct gs_trace_rec *r;
+	FILE *f;
+
+	r = calloc(n ? n : 1, sizeof(*r));
+	if (!r)
+		gs_die("out of memory for %u trace records", n);
+	if (n)
+		b->trace_fetch(b, r, n);
+	f = fopen(path, "wb");
+	if (!f)
+		gs_die("%s: %s", path, strerror(errno));
+	for (i = 0; i < n; i++) {
+		unsigned long long t[2] = { r[i].start, r[i].end };
+
+		if (r[i].out != (unsigned int)b->blocks)
+			t[0] = t[1] = 0;
+		if (fwrite(t, sizeof(t), 1, f) != 1)
+			gs_die("%s: write failed", path);
+	}
+	if (fclose(f))
+		gs_die("%s: %s", path, strerror(errno));
+	if (b->ntraced >= b->trace_cap)
+		gs_warn("trace full: only the first %u kernels recorded", n);
+	free(r);
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 /* Wait for the common start instant; returns how late we woke, in us. */
@@ -444,6 +486,11 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	}
 	iters = iters_for(o->kernel_us, o->iters_per_us);
 
+	if (o->trace) {
+		if (!b->trace_init)
+			gs_die("--trace: not supported by the %s backend", b->api);
+		b->trace_init(b, GS_TRACE_MAX);
+	}
 	warm_up(b, iters, o->warmup_ms);
 	if (o->period_us > 0) {
 		cap = (size_t)(o->seconds * 1e6 / o->period_us) + 16;
@@ -454,6 +501,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 
 	t_ready = gs_now_us();
 	late = barrier(o);
+	b->trace_on = 1;
 	t0 = gs_now_us();
 	tend = t0 + o->seconds * 1e6;
 
@@ -504,6 +552,9 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 		}
 	}
 	t1 = gs_now_us();
+	b->trace_on = 0;
+	if (o->trace)
+		write_trace(b, o->trace);
 
 	json_head(stdout, b, o);
 	printf(",\"pattern\":\"%s\",\"kernel_us\":%g,\"iters\":%u,"
@@ -511,11 +562,11 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	       "\"period_us\":%g,\"seconds\":%g,\"init_ms\":%.1f,"
 	       "\"ready_ms\":%.1f,\"start_late_us\":%.1f,"
 	       "\"kernels\":%ld,\"solo_us\":%g,\"wall_s\":%.6f,"
-	       "\"share\":%.4f",
+	       "\"share\":%.4f,\"traced\":%u",
 	       o->period_us > 0 ? "periodic" : "busy", o->kernel_us, iters,
 	       o->iters_per_us, cal_src, depth, o->period_us, o->seconds,
 	       (t_init - t_start) / 1e3, (t_ready - t_start) / 1e3, late, kernels, o->kernel_us, (t1 - t0) / 1e6,
-	       kernels * o->kernel_us / (t1 - t0));
+	       kernels * o->kernel_us / (t1 - t0), b->ntraced);
 	if (o->period_us > 0) {
 		double sum = 0;
 		size_t i;

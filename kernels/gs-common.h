@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fixedwork.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,8 +43,27 @@ struct gs_backend {
 	/* Time one kernel of iters iterations alone with events: microseconds. */
 	double (*time_one)(struct gs_backend *b, uint32_t iters);
 	void (*fini)(struct gs_backend *b);
+	/*
+	 * Tracing (--trace): trace_init allocates cap zeroed records on the
+	 * device; while trace_on is set, launch gives kernel number ntraced
+	 * record ntraced (up to cap); trace_fetch copies n records back.
+	 */
+	void (*trace_init)(struct gs_backend *b, unsigned int cap);
+	void (*trace_fetch)(struct gs_backend *b, struct gs_trace_rec *r,
+			    unsigned int n);
+	int trace_on;
+	unsigned int trace_cap, ntraced;
+	struct gs_trace_rec *trace_dev;
 	void *priv;
 };
+
+/* The trace record a launch passes to the kernel, or NULL. */
+static inline struct gs_trace_rec *gs_trace_next(struct gs_backend *b)
+{
+	if (!b->trace_on || !b->trace_dev || b->ntraced >= b->trace_cap)
+		return NULL;
+	return b->trace_dev + b->ntraced++;
+}
 
 struct gs_opts {
 	const char *prog;
@@ -56,6 +77,7 @@ struct gs_opts {
 	int device;		/* --device */
 	int calibrate;		/* --calibrate: calibrate, print, exit */
 	const char *label;	/* --label: copied into the JSON */
+	const char *trace;	/* --trace: file for the kernels' GPU times */
 	const char *extra;	/* program-specific (--cubin for the driver client) */
 };
 

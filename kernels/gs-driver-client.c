@@ -90,10 +90,10 @@ static void drv_init(struct gs_backend *b, int device, int depth)
 }
 
 static void drv_kernel(struct gs_backend *b, struct drv_priv *p,
-		       uint32_t iters)
+		       uint32_t iters, struct gs_trace_rec *tr)
 {
 	unsigned int it = iters;
-	void *args[] = { &it, &p->sentinel, &p->out };
+	void *args[] = { &it, &p->sentinel, &p->out, &tr };
 
 	CU_CHECK(cuLaunchKernel(p->fn, (unsigned int)b->blocks, 1, 1,
 				(unsigned int)b->threads, 1, 1, 0, p->stream,
@@ -104,7 +104,7 @@ static void drv_launch(struct gs_backend *b, uint32_t iters, int slot)
 {
 	struct drv_priv *p = b->priv;
 
-	drv_kernel(b, p, iters);
+	drv_kernel(b, p, iters, gs_trace_next(b));
 	CU_CHECK(cuEventRecord(p->ev[slot], p->stream));
 }
 
@@ -128,7 +128,7 @@ static double drv_time_one(struct gs_backend *b, uint32_t iters)
 	float ms = 0;
 
 	CU_CHECK(cuEventRecord(p->t0, p->stream));
-	drv_kernel(b, p, iters);
+	drv_kernel(b, p, iters, NULL);
 	CU_CHECK(cuEventRecord(p->t1, p->stream));
 	CU_CHECK(cuEventSynchronize(p->t1));
 	CU_CHECK(cuEventElapsedTime(&ms, p->t0, p->t1));
@@ -146,10 +146,30 @@ static void drv_fini(struct gs_backend *b)
 	CU_CHECK(cuEventDestroy(p->t0));
 	CU_CHECK(cuEventDestroy(p->t1));
 	CU_CHECK(cuMemFree(p->out));
+	if (b->trace_dev)
+		CU_CHECK(cuMemFree((CUdeviceptr)b->trace_dev));
 	CU_CHECK(cuStreamDestroy(p->stream));
 	CU_CHECK(cuModuleUnload(p->mod));
 	CU_CHECK(cuCtxDestroy(p->ctx));
 	free(p->ev);
+}
+
+static void drv_trace_init(struct gs_backend *b, unsigned int cap)
+{
+	size_t sz = (size_t)cap * sizeof(struct gs_trace_rec);
+	CUdeviceptr d;
+
+	CU_CHECK(cuMemAlloc(&d, sz));
+	CU_CHECK(cuMemsetD8(d, 0, sz));
+	CU_CHECK(cuCtxSynchronize());
+	b->trace_dev = (struct gs_trace_rec *)d;
+	b->trace_cap = cap;
+}
+
+static void drv_trace_fetch(struct gs_backend *b, struct gs_trace_rec *r,
+			    unsigned int n)
+{
+	CU_CHECK(cuMemcpyDtoH(r, (CUdeviceptr)b->trace_dev, (size_t)n * sizeof(*r)));
 }
 
 int main(int argc, char **argv)
@@ -176,5 +196,7 @@ int main(int argc, char **argv)
 	b.sync = drv_sync;
 	b.time_one = drv_time_one;
 	b.fini = drv_fini;
+	b.trace_init = drv_trace_init;
+	b.trace_fetch = drv_trace_fetch;
 	return gs_main(&b, &o);
 }

@@ -76,11 +76,12 @@ static void rt_init(struct gs_backend *b, int device, int depth)
 	p->sentinel = 0x5eed0001u;
 }
 
-static void rt_kernel(struct gs_backend *b, struct rt_priv *p, uint32_t iters)
+static void rt_kernel(struct gs_backend *b, struct rt_priv *p, uint32_t iters,
+		      struct gs_trace_rec *tr)
 {
 	gs_fixedwork<<<b->blocks, b->threads, 0, p->stream>>>(iters,
 							       p->sentinel,
-							       p->out);
+							       p->out, tr);
 	RT_CHECK(cudaGetLastError());
 }
 
@@ -88,7 +89,7 @@ static void rt_launch(struct gs_backend *b, uint32_t iters, int slot)
 {
 	struct rt_priv *p = (struct rt_priv *)b->priv;
 
-	rt_kernel(b, p, iters);
+	rt_kernel(b, p, iters, gs_trace_next(b));
 	RT_CHECK(cudaEventRecord(p->ev[slot], p->stream));
 }
 
@@ -112,7 +113,7 @@ static double rt_time_one(struct gs_backend *b, uint32_t iters)
 	float ms = 0;
 
 	RT_CHECK(cudaEventRecord(p->t0, p->stream));
-	rt_kernel(b, p, iters);
+	rt_kernel(b, p, iters, NULL);
 	RT_CHECK(cudaEventRecord(p->t1, p->stream));
 	RT_CHECK(cudaEventSynchronize(p->t1));
 	RT_CHECK(cudaEventElapsedTime(&ms, p->t0, p->t1));
@@ -130,14 +131,35 @@ static void rt_fini(struct gs_backend *b)
 	RT_CHECK(cudaEventDestroy(p->t0));
 	RT_CHECK(cudaEventDestroy(p->t1));
 	RT_CHECK(cudaFree(p->out));
+	if (b->trace_dev)
+		RT_CHECK(cudaFree(b->trace_dev));
 	RT_CHECK(cudaStreamDestroy(p->stream));
 	free(p->ev);
 	free(p);
 	b->priv = NULL;
 }
 
+static void rt_trace_init(struct gs_backend *b, unsigned int cap)
+{
+	size_t sz = (size_t)cap * sizeof(struct gs_trace_rec);
+
+	RT_CHECK(cudaMalloc((void **)&b->trace_dev, sz));
+	RT_CHECK(cudaMemset(b->trace_dev, 0, sz));
+	RT_CHECK(cudaDeviceSynchronize());
+	b->trace_cap = cap;
+}
+
+static void rt_trace_fetch(struct gs_backend *b, struct gs_trace_rec *r,
+			   unsigned int n)
+{
+	RT_CHECK(cudaMemcpy(r, b->trace_dev, (size_t)n * sizeof(*r),
+			    cudaMemcpyDeviceToHost));
+}
+
 static void rt_backend(struct gs_backend *b)
 {
+	b->trace_init = rt_trace_init;
+	b->trace_fetch = rt_trace_fetch;
 	b->api = "runtime";
 	b->init = rt_init;
 	b->launch = rt_launch;

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""An ordinary PyTorch inference loop: one request every --period-ms.
+
+Like torch-train.py it knows nothing of gpusched. After the common start
+instant (GPUSCHED_START_AT) it runs a forward pass of a small MLP on a
+fresh batch every period (an absolute schedule; a request that finishes
+after the next tick pushes the schedule, and the skipped ticks are counted
+as missed) and times each from submission to the result on the host. It
+prints one JSON line with the latency percentiles in microseconds.
+"""
+import argparse
+import json
+import math
+import os
+import time
+
+import torch
+
+
+def pct(v, q):
+    if not v:
+        return 0.0
+    k = min(len(v), max(1, math.ceil(q * len(v))))
+    return v[k - 1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--period-ms", type=float, default=10)
+    ap.add_argument("--width", type=int, default=4096)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--label", default="torch-infer")
+    args = ap.parse_args()
+
+    dev = torch.device("cuda")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
+        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
+        torch.nn.Linear(args.width, 10)).to(dev).eval()
+    x = torch.randn(args.batch, args.width, device=dev)
+
+    def request():
+        with torch.inference_mode():
+            return model(x).argmax(dim=1).cpu()
+
+    for _ in range(50):
+        request()
+
+    start_at = float(os.environ.get("GPUSCHED_START_AT", "0"))
+    while time.time() < start_at:
+        time.sleep(min(0.001, max(0.0, start_at - time.time())))
+
+    period = args.period_ms / 1e3
+    t0 = time.monotonic()
+    nxt = t0
+    lat = []
+    missed = 0
+    while nxt < t0 + args.seconds:
+        now = time.monotonic()
+        if now < nxt:
+            time.sleep(nxt - now)
+        sub = time.monotonic()
+        request()
+        done = time.monotonic()
+        lat.append((done - sub) * 1e6)
+        nxt += period
+        while nxt < done:
+            nxt += period
+            missed += 1
+    wall = time.monotonic() - t0
+    lat.sort()
+    print(json.dumps({
+        "label": args.label, "pid": os.getpid(), "requests": len(lat),
+        "missed_periods": missed, "wall_s": round(wall, 4),
+        "latency_us": {"n": len(lat), "p50": round(pct(lat, 0.5), 1),
+                       "p99": round(pct(lat, 0.99), 1),
+                       "max": round(lat[-1] if lat else 0, 1)}}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
