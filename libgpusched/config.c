@@ -147,6 +147,16 @@ static void config_read(void)
 	cfg.queue_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_US", 100,
 						     10000000, 2000,
 						     " (microseconds)");
+	cfg.queue_alone_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_ALONE_US",
+							   50, 10000000, 20000,
+							   " (microseconds)");
+
+	/* Under MPS the GPU runs contexts side by side: latency-class work
+	 * need not wait for the token, which then divides the time of the
+	 * others.
+	 */
+	cfg.mps_beside = env_bool("GPUSCHED_MPS") &&
+			 cfg.sched_class == GPUSCHED_CLASS_LATENCY;
 
 	s = getenv("GPUSCHED_ARBITER");
 	if (s && *s && strlen(s) < sizeof(cfg.arbiter)) {

@@ -64,7 +64,9 @@ struct gs_config {
 	enum gs_backend_choice backend;
 	uint64_t idle_ns;
 	unsigned int queue;		/* launches allowed on the GPU unfinished */
-	uint64_t queue_ns;		/* and GPU time queued, once known */
+	uint64_t queue_ns;		/* and GPU time queued, once known, */
+	uint64_t queue_alone_ns;	/* when nobody else uses the GPU */
+	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */
 	bool debug;
 	bool stats;
 	char arbiter[108];		/* sun_path */
