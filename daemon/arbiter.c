@@ -1090,13 +1090,14 @@ static void ctl_request(struct arb_client *c, size_t n, bool trunc)
 	int err = 0;
 
 	*o = (struct ctl_out){ .active = true };
-	if (n < sizeof(*h) || trunc) {
+	if (n < sizeof(*h)) {
 		o->error = -EPROTO;
 		goto out;
 	}
+	/* Errors name the request they answer where it can be told. */
 	o->cmd = h->cmd;
 	o->seq = h->seq;
-	if (h->version != GPUSCHED_CTL_VERSION ||
+	if (trunc || h->version != GPUSCHED_CTL_VERSION ||
 	    n != sizeof(*h) + (size_t)h->rec_size * h->nr_recs) {
 		o->error = -EPROTO;
 		goto out;
