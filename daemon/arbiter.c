@@ -13,9 +13,17 @@
  * parked the client's further requests stay unread, so replies keep the
  * order of requests (the wire format has no request id). A closed
  * connection is a closed file: release, and remove the client.
+ *
+ * A connection whose first request is a control request (gpusched_ctl.h)
+ * is gpuschedctl's, not a client: it lists GPUs and clients, changes them
+ * (uid 0 only) or subscribes to events. A list longer than the socket
+ * buffer is sent as the peer reads it (EPOLLOUT), resuming after the last
+ * client id sent, as the module's netlink dumps do; meanwhile that
+ * connection's further requests stay unread.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,14 +42,34 @@
 #include <linux/gpusched.h>
 
 #include "arbiter.h"
+#include "gpusched_ctl.h"
+#include "metrics.h"
 #include "policyfile.h"
 #include "rules.h"
 
+_Static_assert(GS_NR_KNOBS == GPUSCHED_CTL_NR_KNOBS,
+	       "the control protocol's knob bits follow enum gs_knob");
+
+struct arb_client;
+
 struct arb_dev {
-	struct arb_dev *next;
+	struct arb_dev *next;		/* in index order */
 	unsigned char uuid[GPUSCHED_UUID_LEN];
 	unsigned int index;
 	struct gs_pol_dev pol;
+	/* Its clients in attach order, which is id order (dumps resume by id). */
+	struct arb_client *first, *last;
+};
+
+/* A reply of a control connection that is not sent whole yet. */
+struct ctl_out {
+	bool active;
+	uint16_t cmd;
+	uint32_t seq;
+	int error;			/* a reply without records: its error */
+	bool filtered;			/* GET_CLIENTS of one GPU */
+	uint32_t gpu;			/* next GPU index to list */
+	uint64_t last_id;		/* last client id sent */
 };
 
 struct arb_client {
@@ -54,6 +82,16 @@ struct arb_client {
 	uint64_t grant_gen;
 	bool parked;			/* an ACQUIRE or YIELD awaits its reply */
 	uint64_t deadline;		/* of the parked request; 0: none */
+	/* Attached clients: on their GPU's list, as the module lists them. */
+	struct arb_client *dnext, *dprev;
+	uint64_t id;
+	char comm[16];
+	uint64_t cgroup_id;
+	/* Control connections (gpuschedctl) */
+	bool ctl;
+	bool subscribed;		/* receives events */
+	bool ev_lost;			/* dropped some: EV_LOST is due */
+	struct ctl_out out;
 };
 
 static struct {
@@ -70,6 +108,10 @@ static struct {
 	ino_t sock_ino;
 	bool accept_paused;		/* out of descriptors or memory */
 	bool accept_warned;		/* said so; reset by the next accept */
+	uint64_t next_id;		/* of the next client to attach */
+	struct gs_metrics *metrics;
+	struct gs_daemon_stats st;	/* for the metrics */
+	uint64_t *rule_hits;		/* per rule of pol */
 } A;
 
 #define container_of(p, type, member) \
@@ -171,19 +213,33 @@ static void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 		client_close(c, "reply failed");
 }
 
+/*
+ * A parked request or a reply not sent whole leaves the connection's next
+ * requests unread (replies keep the order of requests); then only the
+ * peer going away, or room to send, is of interest.
+ */
+static void watch_update(struct arb_client *c)
+{
+	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = c };
+
+	if (c->fd < 0)
+		return;
+	if (!c->parked && !c->out.active)
+		ev.events |= EPOLLIN;
+	if (c->out.active || c->ev_lost)
+		ev.events |= EPOLLOUT;
+	epoll_ctl(A.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
 static void park(struct arb_client *c, bool on)
 {
-	struct epoll_event ev = {
-		/* Parked: only notice the peer going away. */
-		.events = on ? EPOLLRDHUP : EPOLLIN | EPOLLRDHUP,
-		.data.ptr = c,
-	};
-
 	c->parked = on;
 	if (!on)
 		c->deadline = 0;
-	epoll_ctl(A.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	watch_update(c);
 }
+
+static void ctl_event(uint16_t cmd, struct arb_client *c);
 
 /* Tell clients what the policy decided (every policy call ends here). */
 static void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
@@ -195,6 +251,8 @@ static void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
 		logmsg("gpu%u: pid %d did not yield within %llu us: revoked",
 		       d->index, (int)c->cred.pid,
 		       (unsigned long long)(d->pol.p.grace_ns / 1000));
+		A.st.events[2]++;
+		ctl_event(GPUSCHED_CTL_EV_OVERRUN, c);
 	}
 	if (fx->released)
 		status_sync(to_client(fx->released), now);
@@ -228,6 +286,13 @@ static void rearm(void)
 	for (struct arb_client *c = A.clients.next; c != &A.clients; c = c->next)
 		if (c->parked && c->deadline && c->deadline < next)
 			next = c->deadline;
+	/* A metrics connection that times out. */
+	if (A.metrics) {
+		int ms = gs_metrics_timeout_ms(A.metrics);
+
+		if (ms >= 0 && now + ms * 1000000ull < next)
+			next = now + ms * 1000000ull;
+	}
 	if (next != GS_POL_NEVER) {
 		if (next <= now)
 			next = now + 1;
@@ -244,6 +309,8 @@ static void on_timer(void)
 
 	if (read(A.tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		logmsg("timerfd: %s", strerror(errno));
+	if (A.metrics)
+		gs_metrics_dispatch(A.metrics);	/* drops peers that timed out */
 	for (struct arb_dev *d = A.devs; d; d = d->next) {
 		struct gs_pol_effects fx = { 0 };
 
@@ -297,10 +364,17 @@ static void client_apply_policy(struct arb_client *c)
 	    gs_rules_classify(A.pol, c->cred.pid, c->cred.uid, c->cred.gid,
 			      &p, &rule) != 1)
 		return;
-	if (client_set(c, &p, true))
+	for (size_t i = 0; i < A.pol->nr_rules; i++)
+		if (A.rule_hits && A.pol->rules[i].name == rule)
+			A.rule_hits[i]++;
+	if (client_set(c, &p, true)) {
+		A.st.apply_errors++;
 		logmsg("gpu%u: pid %d: rule %s not applied", c->dev->index,
 		       (int)c->cred.pid, rule);
-	else if (A.o->verbose)
+		return;
+	}
+	A.st.applied++;
+	if (A.o->verbose)
 		logmsg("gpu%u: pid %d: rule %s applied", c->dev->index,
 		       (int)c->cred.pid, rule);
 }
@@ -314,6 +388,7 @@ static int policy_load(bool reload)
 	struct gs_policy *pol;
 	struct arb_client *c;
 	struct arb_dev *d;
+	uint64_t *hits;
 	char err[1024];
 	struct stat st;
 
@@ -321,12 +396,23 @@ static int policy_load(bool reload)
 		pol = gs_policy_parse(A.o->config, "", 0, err, sizeof(err));
 	else
 		pol = gs_policy_load(A.o->config, err, sizeof(err));
-	if (!pol) {
+	hits = pol ? calloc(pol->nr_rules + 1, sizeof(*hits)) : NULL;
+	if (!hits) {
+		if (pol)
+			snprintf(err, sizeof(err), "out of memory");
+		gs_policy_free(pol);
+		A.st.last_reload_ok = false;
+		A.st.reloads_failed += reload;
 		logmsg("%s%s", err, reload ? "; keeping the policy in force" : "");
 		return -1;
 	}
 	gs_policy_free(A.pol);
+	free(A.rule_hits);
 	A.pol = pol;
+	A.rule_hits = hits;
+	A.st.last_reload_ok = true;
+	A.st.last_reload_ok_time = (double)time(NULL);
+	A.st.reloads_ok += reload;
 	logmsg("%s %s: %zu rules", reload ? "reloaded" : "loaded", A.o->config,
 	       pol->nr_rules);
 	for (d = A.devs; d; d = d->next)
@@ -401,6 +487,49 @@ fail:
 	}
 }
 
+/*
+ * What the module reports of a client that the socket does not tell: its
+ * command name and cgroup id (the inode of its cgroup v2 directory), read
+ * once at attach. Best effort: a process in another mount or pid namespace
+ * may not be found; then "?" and 0.
+ */
+static void proc_identify(struct arb_client *c)
+{
+	char path[64], line[PATH_MAX + 8], *nl;
+	struct stat sb;
+	FILE *f;
+
+	strcpy(c->comm, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->cred.pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			line[sizeof(c->comm) - 1] = '\0';	/* TASK_COMM_LEN */
+			memcpy(c->comm, line, strlen(line) + 1);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)c->cred.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char dir[PATH_MAX + 32];
+
+		if (strncmp(line, "0::/", 4))
+			continue;
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", line + 3);
+		if (!stat(dir, &sb))
+			c->cgroup_id = sb.st_ino;
+		break;
+	}
+	fclose(f);
+}
+
 static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 {
 	static const unsigned char zero[GPUSCHED_UUID_LEN];
@@ -414,6 +543,8 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 		err = -EINVAL;
 	else if (c->dev)
 		err = -EBUSY;
+	else if (c->ctl)
+		err = -EISCONN;	/* a control connection is not a client */
 	if (err)
 		goto out;
 	d = dev_get(a->uuid, &err);
@@ -424,11 +555,21 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 		goto out;
 	now = now_ns();
 	c->dev = d;
+	c->id = ++A.next_id;
+	proc_identify(c);
+	c->dprev = d->last;
+	if (d->last)
+		d->last->dnext = c;
+	else
+		d->first = c;
+	d->last = c;
 	gs_pol_client_init(&d->pol, &c->pol, now);
 	status_sync(c, now);
 	if (A.o->verbose)
 		logmsg("gpu%u: pid %d uid %d attached", d->index,
 		       (int)c->cred.pid, (int)c->cred.uid);
+	A.st.events[0]++;
+	ctl_event(GPUSCHED_CTL_EV_ATTACH, c);
 	client_apply_policy(c);
 out:
 	reply(c, err, NULL, 0, memfd);
@@ -558,14 +699,489 @@ static void cmd_get_info(struct arb_client *c)
 	reply(c, 0, &info, sizeof(info), -1);
 }
 
+/* ------------------------------------------------------------------ */
+/* What gpuschedctl and the metrics see: the module's records */
+
+static void params_knobs(const struct gs_pol_params *p, struct gs_knob_set *ks)
+{
+	ks->mask = (1U << GS_NR_KNOBS) - 1;
+	ks->val[GS_KNOB_TIMESLICE] = (uint32_t)(p->slice_ns / 1000);
+	ks->val[GS_KNOB_GRACE] = (uint32_t)(p->grace_ns / 1000);
+	ks->val[GS_KNOB_MIN_GRANT] = (uint32_t)(p->min_grant_ns / 1000);
+	ks->val[GS_KNOB_STARVE] = (uint32_t)(p->starve_ns / 1000);
+	ks->val[GS_KNOB_WINDOW] = (uint32_t)(p->window_ns / 1000);
+	ks->val[GS_KNOB_LATENCY_PCT] = p->latency_pct;
+}
+
+static void dev_snap(const struct arb_dev *d, struct gs_gpu_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->index = d->index;
+	memcpy(r->uuid, d->uuid, GPUSCHED_UUID_LEN);
+	params_knobs(&d->pol.p, &r->knobs);
+	r->nr_clients = d->pol.nr_clients;
+	r->nr_waiting = d->pol.nr_waiting;
+	r->holder_pid = d->pol.holder ? (uint32_t)to_client(d->pol.holder)->cred.pid : 0;
+	r->grants = d->pol.grants;
+	r->overruns = d->pol.overruns;
+	r->held_ns = d->pol.held_ns;
+	/* The running grant, as the clients' held time counts it. */
+	if (d->pol.holder)
+		r->held_ns += gs_pol_held_now(d->pol.holder, now_ns()) -
+			      d->pol.holder->held_ns;
+}
+
+static uint32_t client_state(const struct arb_client *c)
+{
+	static const uint32_t states[] = {
+		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
+		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
+		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
+	};
+
+	return c->dev ? states[c->pol.state] : GPUSCHED_STATE_DETACHED;
+}
+
+static void client_snap(const struct arb_client *c, uint64_t now,
+			struct gs_client_rec *r)
+{
+	const struct gs_pol_client *pc = &c->pol;
+
+	memset(r, 0, sizeof(*r));
+	r->gpu = c->dev->index;
+	r->id = c->id;
+	r->pid = (uint32_t)c->cred.pid;
+	memcpy(r->comm, c->comm, sizeof(r->comm));
+	r->uid = c->cred.uid;
+	r->gid = c->cred.gid;
+	r->cgroup_id = c->cgroup_id;
+	r->weight = pc->weight;
+	r->class = pc->class;
+	r->cap_pct = pc->cap_pct;
+	r->state = client_state(c);
+	r->held_ns = gs_pol_held_now(pc, now);
+	r->grants = pc->grants;
+	r->wait_ns_total = pc->wait_ns_total;
+	r->wait_ns_max = pc->wait_ns_max;
+	r->overruns = pc->overruns;
+	r->yields = pc->yields;
+}
+
+static void gpu_wire(const struct gs_gpu_rec *r, struct gpusched_ctl_gpu *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->index = r->index;
+	memcpy(w->uuid, r->uuid, GPUSCHED_UUID_LEN);
+	memcpy(w->val, r->knobs.val, sizeof(w->val));
+	w->nr_clients = r->nr_clients;
+	w->nr_waiting = r->nr_waiting;
+	w->holder_pid = r->holder_pid;
+	w->grants = r->grants;
+	w->overruns = r->overruns;
+	w->held_ns = r->held_ns;
+}
+
+static void client_wire(const struct gs_client_rec *r,
+			struct gpusched_ctl_client *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = r->id;
+	w->gpu = r->gpu;
+	w->pid = r->pid;
+	memcpy(w->comm, r->comm, sizeof(w->comm));
+	w->uid = r->uid;
+	w->gid = r->gid;
+	w->cgroup_id = r->cgroup_id;
+	w->weight = r->weight;
+	w->class = r->class;
+	w->cap_pct = r->cap_pct;
+	w->state = r->state;
+	w->held_ns = r->held_ns;
+	w->grants = r->grants;
+	w->wait_ns_total = r->wait_ns_total;
+	w->wait_ns_max = r->wait_ns_max;
+	w->overruns = r->overruns;
+	w->yields = r->yields;
+}
+
+/* The metrics page: the module's metric names, from the arbiter's state. */
+static int render_metrics(void *arg, FILE *f)
+{
+	struct gs_metrics_data md = { .st = &A.st };
+	struct gs_client_rec *cl = NULL;
+	struct gs_gpu_rec *gpus = NULL;
+	uint64_t now = now_ns();
+	size_t nc = 0, ng = 0;
+
+	(void)arg;
+	gpus = calloc(A.nr_devs + 1, sizeof(*gpus));
+	cl = calloc(A.nr_clients + 1, sizeof(*cl));
+	if (!gpus || !cl) {
+		free(gpus);
+		free(cl);
+		return -ENOMEM;
+	}
+	for (struct arb_dev *d = A.devs; d; d = d->next) {
+		dev_snap(d, &gpus[ng++]);
+		for (struct arb_client *c = d->first; c; c = c->dnext)
+			client_snap(c, now, &cl[nc++]);
+	}
+	A.st.pol = A.pol;
+	A.st.rule_hits = A.rule_hits;
+	md.gpus = gpus;
+	md.nr_gpus = ng;
+	md.clients = cl;
+	md.nr_clients = nc;
+	gs_metrics_format(f, &md);
+	free(gpus);
+	free(cl);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Control connections (gpusched_ctl.h) */
+
+#define CTL_CLIENTS_PER_MSG \
+	((GPUSCHED_CTL_MSG_MAX - sizeof(struct gpusched_ctl_hdr)) / \
+	 sizeof(struct gpusched_ctl_client))
+#define CTL_GPUS_PER_MSG \
+	((GPUSCHED_CTL_MSG_MAX - sizeof(struct gpusched_ctl_hdr)) / \
+	 sizeof(struct gpusched_ctl_gpu))
+
+/* What is sent, and what was received: never the same buffer. */
+static union {
+	struct gpusched_ctl_hdr hdr;
+	char buf[GPUSCHED_CTL_MSG_MAX];
+} ctl_msg;
+
+static union {
+	struct gpusched_wire_req req;
+	struct gpusched_ctl_hdr hdr;
+	char buf[GPUSCHED_CTL_MSG_MAX];
+} in_msg;
+
+/* 0, -EAGAIN (socket buffer full: try again when writable), or -errno. */
+static int ctl_send(struct arb_client *c, uint16_t cmd, uint32_t seq,
+		    uint32_t flags, int error, size_t rec_size, size_t nr)
+{
+	struct gpusched_ctl_hdr *h = &ctl_msg.hdr;
+	size_t len = sizeof(*h) + rec_size * nr;
+	ssize_t n;
+
+	*h = (struct gpusched_ctl_hdr){
+		.magic = GPUSCHED_CTL_MAGIC, .version = GPUSCHED_CTL_VERSION,
+		.cmd = cmd, .seq = seq, .flags = flags, .error = error,
+		.rec_size = (uint16_t)rec_size, .nr_recs = (uint16_t)nr,
+	};
+	n = send(c->fd, ctl_msg.buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS))
+		return -EAGAIN;
+	return n < 0 ? -errno : -EIO;
+}
+
+/* The next client of a listing after (*gpu, *last), or NULL. */
+static struct arb_client *ctl_next_client(const struct ctl_out *o,
+					  uint32_t *gpu, uint64_t *last)
+{
+	for (struct arb_dev *d = A.devs; d; d = d->next) {
+		if (d->index < *gpu || (o->filtered && d->index != o->gpu))
+			continue;
+		if (d->index > *gpu) {
+			*gpu = d->index;
+			*last = 0;
+		}
+		for (struct arb_client *c = d->first; c; c = c->dnext)
+			if (c->id > *last) {
+				*last = c->id;
+				return c;
+			}
+	}
+	return NULL;
+}
+
+/*
+ * Send what is left of @c's reply, one message at a time while the socket
+ * takes them. 0: sent whole, or waiting for room; -errno: close @c.
+ */
+static int ctl_flush(struct arb_client *c)
+{
+	struct ctl_out *o = &c->out;
+	uint64_t now = now_ns();
+	int err = 0;
+
+	if (c->ev_lost) {
+		err = ctl_send(c, GPUSCHED_CTL_EV_LOST, 0, 0, 0, 0, 0);
+		if (err)
+			goto out;
+		c->ev_lost = false;
+	}
+	while (o->active) {
+		struct gpusched_ctl_gpu *gw = (void *)(ctl_msg.buf + sizeof(ctl_msg.hdr));
+		struct gpusched_ctl_client *cw = (void *)gw;
+		uint32_t gpu = o->gpu, flags = GPUSCHED_CTL_F_MULTI;
+		uint64_t last = o->last_id;
+		size_t nr = 0, rec = 0;
+
+		if (o->cmd == GPUSCHED_CTL_GET_GPUS && !o->error) {
+			struct arb_dev *d = A.devs;
+			struct gs_gpu_rec r;
+
+			rec = sizeof(*gw);
+			while (d && d->index < gpu)
+				d = d->next;
+			for (; d && nr < CTL_GPUS_PER_MSG; d = d->next, gpu++) {
+				dev_snap(d, &r);
+				gpu_wire(&r, &gw[nr++]);
+			}
+			if (!d)
+				flags = GPUSCHED_CTL_F_DONE;
+		} else if (o->cmd == GPUSCHED_CTL_GET_CLIENTS && !o->error) {
+			struct gs_client_rec r;
+			struct arb_client *k;
+			uint32_t g2;
+			uint64_t l2;
+
+			rec = sizeof(*cw);
+			while (nr < CTL_CLIENTS_PER_MSG &&
+			       (k = ctl_next_client(o, &gpu, &last))) {
+				client_snap(k, now, &r);
+				client_wire(&r, &cw[nr++]);
+			}
+			g2 = gpu;
+			l2 = last;
+			if (!ctl_next_client(o, &g2, &l2))
+				flags = GPUSCHED_CTL_F_DONE;
+		} else {
+			flags = GPUSCHED_CTL_F_DONE;
+		}
+		err = ctl_send(c, o->cmd, o->seq, flags, o->error, rec, nr);
+		if (err)
+			goto out;
+		o->gpu = gpu;
+		o->last_id = last;
+		if (flags & GPUSCHED_CTL_F_DONE)
+			o->active = false;
+	}
+out:
+	if (err == -EAGAIN)
+		err = 0;
+	watch_update(c);
+	return err;
+}
+
+/* An event to every subscriber; one that cannot take it loses it. */
+static void ctl_event(uint16_t cmd, struct arb_client *c)
+{
+	struct gpusched_ctl_client *w = (void *)(ctl_msg.buf + sizeof(ctl_msg.hdr));
+	struct gs_client_rec r;
+	bool snapped = false;
+
+	for (struct arb_client *s = A.clients.next; s != &A.clients; s = s->next) {
+		if (!s->subscribed || s->fd < 0 || s->ev_lost)
+			continue;
+		if (!snapped) {
+			client_snap(c, now_ns(), &r);
+			snapped = true;
+		}
+		/* ctl_send() writes the header over the same buffer only. */
+		client_wire(&r, w);
+		if (ctl_send(s, cmd, 0, 0, 0, sizeof(*w), 1)) {
+			/* Never closed here: callers walk the client list. */
+			s->ev_lost = true;
+			watch_update(s);
+		}
+	}
+}
+
+static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
+{
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_params p;
+	struct arb_dev *d;
+	uint64_t now;
+	int k;
+
+	if (a->mask & ~GPUSCHED_CTL_KNOBS_ALL)
+		return -EOPNOTSUPP;
+	if (a->reserved[0] || a->reserved[1])
+		return -EINVAL;
+	/* The ranges of the module's netlink policy: one table, knobs.c. */
+	for (k = 0; k < GS_NR_KNOBS; k++)
+		if ((a->mask & (1U << k)) &&
+		    (a->val[k] < gs_knobs[k].min || a->val[k] > gs_knobs[k].max))
+			return -ERANGE;
+	for (d = A.devs; d && d->index != a->index; d = d->next)
+		;
+	if (!d)
+		return -ENODEV;
+	p = d->pol.p;
+	if (a->mask & GPUSCHED_CTL_TIMESLICE)
+		p.slice_ns = a->val[GS_KNOB_TIMESLICE] * 1000ull;
+	if (a->mask & GPUSCHED_CTL_GRACE)
+		p.grace_ns = a->val[GS_KNOB_GRACE] * 1000ull;
+	if (a->mask & GPUSCHED_CTL_MIN_GRANT)
+		p.min_grant_ns = a->val[GS_KNOB_MIN_GRANT] * 1000ull;
+	if (a->mask & GPUSCHED_CTL_STARVE)
+		p.starve_ns = a->val[GS_KNOB_STARVE] * 1000ull;
+	if (a->mask & GPUSCHED_CTL_WINDOW)
+		p.window_ns = a->val[GS_KNOB_WINDOW] * 1000ull;
+	if (a->mask & GPUSCHED_CTL_LATENCY_PCT)
+		p.latency_pct = a->val[GS_KNOB_LATENCY_PCT];
+	now = now_ns();
+	if (gs_pol_set_dev_params(&d->pol, &p, now, &fx))
+		return -EINVAL;
+	apply(d, &fx, now);
+	for (struct arb_client *c = d->first; c; c = c->dnext)
+		status_sync(c, now);	/* the grace time is on every page */
+	logmsg("gpu%u: knobs set by gpuschedctl", d->index);
+	return 0;
+}
+
+static int ctl_set_client(const struct gpusched_ctl_set_client *a)
+{
+	const struct gpusched_params *p = &a->params;
+	int matched = 0, err = 0;
+
+	if ((a->flags & ~GPUSCHED_CTL_F_ALL) || (p->mask & ~GPUSCHED_PARAM_ALL))
+		return -EOPNOTSUPP;
+	if (a->reserved || p->reserved[0] || p->reserved[1] || !p->mask ||
+	    (!a->id && !a->pid))
+		return -EINVAL;
+	/* The ranges of the module's netlink policy, from the policy itself. */
+	if (gs_pol_check_client_params(
+		    p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : GPUSCHED_WEIGHT_DEFAULT,
+		    p->mask & GPUSCHED_PARAM_CLASS ? p->class : GPUSCHED_CLASS_NORMAL,
+		    p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : GPUSCHED_CAP_NONE))
+		return -ERANGE;
+	for (struct arb_dev *d = A.devs; d && !err; d = d->next) {
+		if ((a->flags & GPUSCHED_CTL_F_GPU) && d->index != a->gpu)
+			continue;
+		for (struct arb_client *c = d->first; c && !err; c = c->dnext) {
+			if ((a->id && c->id != a->id) ||
+			    (a->pid && (uint32_t)c->cred.pid != a->pid))
+				continue;
+			err = client_set(c, p, true);
+			matched += !err;
+		}
+	}
+	if (!err && !matched)
+		err = -ESRCH;
+	return err;
+}
+
+/* Is @h followed by exactly one @size-byte argument (or none, if @opt)? */
+static int ctl_arg(const struct gpusched_ctl_hdr *h, size_t size, bool opt)
+{
+	if (!size || (opt && !h->nr_recs))
+		return h->nr_recs ? -EINVAL : 0;
+	if (h->nr_recs != 1)
+		return -EINVAL;
+	return h->rec_size == size ? 0 : -EMSGSIZE;
+}
+
+static void ctl_request(struct arb_client *c, size_t n, bool trunc)
+{
+	const struct gpusched_ctl_hdr *h = &in_msg.hdr;
+	const void *arg = in_msg.buf + sizeof(*h);
+	struct ctl_out *o = &c->out;
+	bool admin = c->cred.uid == 0;
+	int err = 0;
+
+	*o = (struct ctl_out){ .active = true };
+	if (n < sizeof(*h)) {
+		o->error = -EPROTO;
+		goto out;
+	}
+	/* Errors name the request they answer where it can be told. */
+	o->cmd = h->cmd;
+	o->seq = h->seq;
+	if (trunc || h->version != GPUSCHED_CTL_VERSION ||
+	    n != sizeof(*h) + (size_t)h->rec_size * h->nr_recs) {
+		o->error = -EPROTO;
+		goto out;
+	}
+	if (c->dev) {
+		o->error = -EISCONN;	/* a client is not a control connection */
+		goto out;
+	}
+	c->ctl = true;
+	if (h->flags || h->error) {
+		o->error = -EINVAL;
+		goto out;
+	}
+	switch (h->cmd) {
+	case GPUSCHED_CTL_GET_GPUS:
+		err = ctl_arg(h, 0, false);
+		break;
+	case GPUSCHED_CTL_GET_CLIENTS: {
+		struct gpusched_ctl_filter f;
+
+		err = ctl_arg(h, sizeof(f), true);
+		if (err || !h->nr_recs)
+			break;
+		memcpy(&f, arg, sizeof(f));
+		if (f.flags & ~GPUSCHED_CTL_F_ALL)
+			err = -EOPNOTSUPP;
+		else if (f.reserved)
+			err = -EINVAL;
+		o->filtered = f.flags & GPUSCHED_CTL_F_GPU;
+		o->gpu = o->filtered ? f.gpu : 0;
+		break;
+	}
+	case GPUSCHED_CTL_SET_GPU: {
+		struct gpusched_ctl_set_gpu a;
+
+		err = ctl_arg(h, sizeof(a), false);
+		if (!err && !admin)
+			err = -EPERM;
+		if (!err) {
+			memcpy(&a, arg, sizeof(a));
+			err = ctl_set_gpu(&a);
+		}
+		break;
+	}
+	case GPUSCHED_CTL_SET_CLIENT: {
+		struct gpusched_ctl_set_client a;
+
+		err = ctl_arg(h, sizeof(a), false);
+		if (!err && !admin)
+			err = -EPERM;
+		if (!err) {
+			memcpy(&a, arg, sizeof(a));
+			err = ctl_set_client(&a);
+		}
+		break;
+	}
+	case GPUSCHED_CTL_SUBSCRIBE:
+		err = ctl_arg(h, 0, false);
+		/* Events name every user's processes: admins only, as the
+		 * module's "events" group.
+		 */
+		if (!err && !admin)
+			err = -EPERM;
+		if (!err)
+			c->subscribed = true;
+		break;
+	default:
+		err = -EOPNOTSUPP;
+		break;
+	}
+	o->error = err;
+out:
+	if (ctl_flush(c))
+		client_close(c, "control reply failed");
+}
+
 static void on_request(struct arb_client *c)
 {
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int) * 8)];
 	} cbuf;
-	struct gpusched_wire_req req;
-	struct iovec iov = { .iov_base = &req, .iov_len = sizeof(req) };
+	struct gpusched_wire_req *req = &in_msg.req;
+	struct iovec iov = { .iov_base = in_msg.buf, .iov_len = sizeof(in_msg.buf) };
 	struct msghdr msg = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
@@ -590,27 +1206,32 @@ static void on_request(struct arb_client *c)
 				close(fds[i]);
 		}
 	}
-	if (n != sizeof(req) || (msg.msg_flags & MSG_TRUNC) ||
-	    req.magic != GPUSCHED_WIRE_MAGIC) {
+	if ((size_t)n >= sizeof(in_msg.hdr.magic) &&
+	    in_msg.hdr.magic == GPUSCHED_CTL_MAGIC) {
+		ctl_request(c, (size_t)n, msg.msg_flags & MSG_TRUNC);
+		return;
+	}
+	if (n != sizeof(*req) || (msg.msg_flags & MSG_TRUNC) ||
+	    req->magic != GPUSCHED_WIRE_MAGIC) {
 		reply(c, -EPROTO, NULL, 0, -1);
 		return;
 	}
 
-	switch (req.cmd) {
+	switch (req->cmd) {
 	case GPUSCHED_IOC_ATTACH:
-		cmd_attach(c, (const void *)req.arg);
+		cmd_attach(c, (const void *)req->arg);
 		break;
 	case GPUSCHED_IOC_ACQUIRE:
-		cmd_acquire(c, (const void *)req.arg, false);
+		cmd_acquire(c, (const void *)req->arg, false);
 		break;
 	case GPUSCHED_IOC_YIELD:
-		cmd_acquire(c, (const void *)req.arg, true);
+		cmd_acquire(c, (const void *)req->arg, true);
 		break;
 	case GPUSCHED_IOC_RELEASE:
-		cmd_release(c, (const void *)req.arg);
+		cmd_release(c, (const void *)req->arg);
 		break;
 	case GPUSCHED_IOC_SET_PARAMS:
-		cmd_set_params(c, (const void *)req.arg);
+		cmd_set_params(c, (const void *)req->arg);
 		break;
 	case GPUSCHED_IOC_GET_INFO:
 		cmd_get_info(c);
@@ -633,8 +1254,19 @@ static void client_close(struct arb_client *c, const char *why)
 	c->fd = -1;
 	if (c->dev) {
 		struct gs_pol_effects fx = { 0 };
+		struct arb_dev *d = c->dev;
 		uint64_t now = now_ns();
 
+		A.st.events[1]++;
+		ctl_event(GPUSCHED_CTL_EV_DETACH, c);
+		if (c->dprev)
+			c->dprev->dnext = c->dnext;
+		else
+			d->first = c->dnext;
+		if (c->dnext)
+			c->dnext->dprev = c->dprev;
+		else
+			d->last = c->dprev;
 		gs_pol_client_exit(&c->dev->pol, &c->pol, now, &fx);
 		if (A.o->verbose || why)
 			logmsg("gpu%u: pid %d detached%s%s", c->dev->index,
@@ -892,6 +1524,21 @@ int arbiter_run(const struct arb_options *o)
 		logmsg("epoll_ctl: %s", strerror(errno));
 		goto out_unlink;
 	}
+	if (o->metrics_addr) {
+		char err[512];
+
+		A.metrics = gs_metrics_open(o->metrics_addr, render_metrics, NULL,
+					    err, sizeof(err));
+		if (!A.metrics) {
+			logmsg("%s", err);
+			goto out_unlink;
+		}
+		if (add_fd(gs_metrics_fd(A.metrics), &A.metrics)) {
+			logmsg("epoll_ctl: %s", strerror(errno));
+			goto out_unlink;
+		}
+		logmsg("metrics on http://%s/metrics", o->metrics_addr);
+	}
 	logmsg("arbiter listening on %s (slice %llu us, grace %llu us)",
 	       o->socket_path, (unsigned long long)(o->params.slice_ns / 1000),
 	       (unsigned long long)(o->params.grace_ns / 1000));
@@ -916,6 +1563,8 @@ int arbiter_run(const struct arb_options *o)
 				on_accept();
 			} else if (p == &A.tfd) {
 				on_timer();
+			} else if (p == &A.metrics) {
+				gs_metrics_dispatch(A.metrics);
 			} else if (p == &A.sfd) {
 				struct signalfd_siginfo si;
 
@@ -936,7 +1585,11 @@ int arbiter_run(const struct arb_options *o)
 				 */
 				if (c->fd < 0)
 					continue;
-				if (e & EPOLLIN)
+				if ((e & EPOLLOUT) && ctl_flush(c)) {
+					client_close(c, NULL);
+					continue;
+				}
+				if ((e & EPOLLIN) && !c->out.active)
 					on_request(c);
 				else if (e & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))
 					client_close(c, NULL);
@@ -952,6 +1605,10 @@ out_unlink:
 	free_zombies();
 	unlink_ours(o->socket_path);
 out:
+	gs_metrics_close(A.metrics);
+	A.metrics = NULL;
+	free(A.rule_hits);
+	A.rule_hits = NULL;
 	if (A.lfd >= 0)
 		close(A.lfd);
 	if (A.tfd >= 0)

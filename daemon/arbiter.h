@@ -10,6 +10,7 @@ struct arb_options {
 	const char *socket_path;
 	const char *config;		/* policy file: rules and GPU knobs */
 	bool config_given;		/* a missing file is then an error */
+	const char *metrics_addr;	/* serve Prometheus metrics here */
 	struct gs_pol_params params;
 	unsigned int max_gpus;
 	bool verbose;

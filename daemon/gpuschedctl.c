@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * gpuschedctl: show and change gpusched's GPUs and clients over the
- * generic netlink family "gpusched". Reads need no privilege; changes and
- * the event stream need CAP_NET_ADMIN. See gpuschedctl(8).
+ * gpuschedctl: show and change gpusched's GPUs and clients: those of
+ * gpusched.ko over the generic netlink family "gpusched", or, where the
+ * module is not loaded, those of the user-space arbiter (gpuschedd
+ * --arbiter) over its control protocol (gpusched_ctl.h). Same commands,
+ * same output. Reads need no privilege; changes and the event stream need
+ * CAP_NET_ADMIN (the module) or uid 0 (the arbiter). See gpuschedctl(8).
  *
  * Exit status: 0 success, 1 the request failed, 2 usage error, 3 gpusched
- * is not there (module not loaded).
+ * is not there (neither the module nor an arbiter).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
+#include "arbctl.h"
 #include "genl.h"
 #include "knobs.h"
 
@@ -31,11 +35,21 @@ enum { EXIT_REQUEST = 1, EXIT_USAGE = 2, EXIT_ABSENT = 3 };
 static bool json;
 static volatile sig_atomic_t stop;
 
+/* The token service: gpusched.ko, or the arbiter at arb_path. */
+enum backend { BE_AUTO, BE_KMOD, BE_ARBITER };
+static enum backend backend = BE_AUTO;
+static const char *arb_path = GPUSCHED_ARBITER_SOCKET;
+
+struct conn {
+	struct gs_nl *nl;
+	struct gs_arb *arb;
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: gpuschedctl [--json] COMMAND [ARG]...\n"
-"Show and change the GPUs and clients of gpusched.ko.\n"
+"Show and change the GPUs and clients of gpusched.ko or gpuschedd --arbiter.\n"
 "\n"
 "  status                    GPUs: their knobs, state and totals\n"
 "  clients [-i SEC] [-g GPU] clients, with each one's share of its GPU over\n"
@@ -54,11 +68,15 @@ static void usage(FILE *f)
 "\n"
 "  -j, --json                machine-readable output (JSON; JSON Lines for\n"
 "                            top and watch), for every command that reads\n"
+"  -s, --socket PATH         talk to the user-space arbiter listening on PATH\n"
+"                            (default: gpusched.ko if loaded, else the\n"
+"                            arbiter at $GPUSCHED_ARBITER or %s)\n"
 "  -h, --help                show this help\n"
 "\n"
-"Reading needs no privilege; set and watch need CAP_NET_ADMIN. Exit status:\n"
-"0 success, 1 the request failed, 2 usage error, 3 gpusched.ko not loaded.\n"
-"See gpuschedctl(8).\n");
+"Reading needs no privilege; set and watch need CAP_NET_ADMIN (the module)\n"
+"or root (the arbiter). Exit status: 0 success, 1 the request failed, 2 usage\n"
+"error, 3 neither gpusched.ko nor an arbiter is there. See gpuschedctl(8).\n",
+		GPUSCHED_ARBITER_SOCKET);
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -74,37 +92,96 @@ static int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int connect_nl(struct gs_nl **nl)
+static int connect_arbiter(struct conn *x, bool quiet)
 {
-	struct stat st;
-	int err = gs_nl_open(nl);
+	int err = gs_arb_open(arb_path, &x->arb);
 
 	if (!err)
 		return 0;
-	if (err == -ENOENT) {
-		fprintf(stderr, "gpuschedctl: gpusched.ko is not loaded (no generic netlink family \"%s\"): load it with 'modprobe gpusched'\n",
-			GPUSCHED_GENL_NAME);
-		if (!stat(GPUSCHED_ARBITER_SOCKET, &st))
-			fprintf(stderr, "gpuschedctl: %s exists: the user-space arbiter (gpuschedd --arbiter) runs, and gpuschedctl cannot talk to it yet\n",
-				GPUSCHED_ARBITER_SOCKET);
+	if (quiet && (err == -ENOENT || err == -ECONNREFUSED))
 		return EXIT_ABSENT;
+	if (err == -ENOENT || err == -ECONNREFUSED)
+		fprintf(stderr, "gpuschedctl: no arbiter listens on %s (%s): start gpuschedd --arbiter, or name its socket with --socket\n",
+			arb_path, strerror(-err));
+	else
+		fprintf(stderr, "gpuschedctl: cannot connect to the arbiter at %s: %s\n",
+			arb_path, strerror(-err));
+	return err == -ENOENT || err == -ECONNREFUSED ? EXIT_ABSENT : EXIT_REQUEST;
+}
+
+/* The module if its family is there (unless told otherwise), else the arbiter. */
+static int connect_ctl(struct conn *x)
+{
+	int err;
+
+	memset(x, 0, sizeof(*x));
+	if (backend == BE_ARBITER)
+		return connect_arbiter(x, false);
+	err = gs_nl_open(&x->nl);
+	if (!err)
+		return 0;
+	x->nl = NULL;
+	if (err != -ENOENT && err != -EPROTONOSUPPORT && backend == BE_KMOD) {
+		fprintf(stderr, "gpuschedctl: cannot open generic netlink: %s\n",
+			strerror(-err));
+		return EXIT_REQUEST;
 	}
-	fprintf(stderr, "gpuschedctl: cannot open generic netlink: %s\n",
-		strerror(-err));
-	return EXIT_REQUEST;
+	if (backend == BE_AUTO) {
+		int rc = connect_arbiter(x, true);
+
+		if (rc != EXIT_ABSENT)
+			return rc;
+	}
+	fprintf(stderr, "gpuschedctl: gpusched.ko is not loaded (no generic netlink family \"%s\"): load it with 'modprobe gpusched'",
+		GPUSCHED_GENL_NAME);
+	if (backend == BE_AUTO)
+		fprintf(stderr, ", or start the user-space arbiter, gpuschedd --arbiter (none listens on %s)",
+			arb_path);
+	fputc('\n', stderr);
+	return EXIT_ABSENT;
+}
+
+static void conn_close(struct conn *x)
+{
+	gs_nl_close(x->nl);
+	gs_arb_close(x->arb);
+	x->nl = NULL;
+	x->arb = NULL;
+}
+
+static const char *service_name(const struct conn *x)
+{
+	return x->arb ? "the arbiter" : "the module";
+}
+
+static int get_gpus(struct conn *x, struct gs_gpu_rec **gpus, size_t *n)
+{
+	return x->arb ? gs_arb_get_gpus(x->arb, gpus, n) :
+			gs_nl_get_gpus(x->nl, gpus, n);
+}
+
+static int get_clients(struct conn *x, int64_t gpu, struct gs_client_rec **cl,
+		       size_t *n)
+{
+	return x->arb ? gs_arb_get_clients(x->arb, gpu, cl, n) :
+			gs_nl_get_clients(x->nl, gpu, cl, n);
 }
 
 /* A refused request, said so that a person knows what to do next. */
-static int request_failed(struct gs_nl *nl, int err, const char *what,
+static int request_failed(struct conn *x, int err, const char *what,
 			  const char *target)
 {
-	const char *km = gs_nl_errmsg(nl);
+	const char *km = x->nl ? gs_nl_errmsg(x->nl) : "";
 
 	switch (-err) {
 	case EPERM:
 	case EACCES:
-		fprintf(stderr, "gpuschedctl: permission denied: %s needs CAP_NET_ADMIN (run as root)\n",
-			what);
+		if (x->arb)
+			fprintf(stderr, "gpuschedctl: permission denied: %s needs root (the arbiter takes changes from uid 0 only)\n",
+				what);
+		else
+			fprintf(stderr, "gpuschedctl: permission denied: %s needs CAP_NET_ADMIN (run as root)\n",
+				what);
 		break;
 	case ESRCH:
 		fprintf(stderr, "gpuschedctl: no client %s (gpuschedctl clients lists them)\n",
@@ -117,8 +194,12 @@ static int request_failed(struct gs_nl *nl, int err, const char *what,
 	case EINVAL:
 	case ERANGE:
 	case EOPNOTSUPP:
-		fprintf(stderr, "gpuschedctl: %s: the module refused the request: %s\n",
-			what, *km ? km : strerror(-err));
+		fprintf(stderr, "gpuschedctl: %s: %s refused the request: %s\n",
+			what, service_name(x), *km ? km : strerror(-err));
+		break;
+	case EPROTONOSUPPORT:
+		fprintf(stderr, "gpuschedctl: %s: the arbiter at %s has no control interface (an older gpuschedd?)\n",
+			what, arb_path);
 		break;
 	default:
 		fprintf(stderr, "gpuschedctl: %s: %s%s%s\n", what, strerror(-err),
@@ -219,18 +300,18 @@ static int cmd_status(int argc, char **argv)
 {
 	char uuid[GS_UUID_TEXT_LEN], b1[32];
 	struct gs_gpu_rec *gpus = NULL;
-	struct gs_nl *nl;
+	struct conn nl;
 	size_t n = 0, i;
 	int rc, err, k;
 
 	if (argc > 1)
 		return usage_error("status: unexpected argument \"%s\"", argv[1]);
-	rc = connect_nl(&nl);
+	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
-	err = gs_nl_get_gpus(nl, &gpus, &n);
+	err = get_gpus(&nl, &gpus, &n);
 	if (err) {
-		rc = request_failed(nl, err, "listing GPUs", "");
+		rc = request_failed(&nl, err, "listing GPUs", "");
 		goto out;
 	}
 	if (json) {
@@ -275,7 +356,7 @@ static int cmd_status(int argc, char **argv)
 	}
 out:
 	free(gpus);
-	gs_nl_close(nl);
+	conn_close(&nl);
 	return rc;
 }
 
@@ -409,10 +490,10 @@ static void print_rows(const struct row *rows, size_t n, size_t max_rows)
 		printf("... %zu more\n", n - i);
 }
 
-static int sample(struct gs_nl *nl, int64_t gpu, struct gs_client_rec **cl,
+static int sample(struct conn *nl, int64_t gpu, struct gs_client_rec **cl,
 		  size_t *n, uint64_t *t)
 {
-	int err = gs_nl_get_clients(nl, gpu, cl, n);
+	int err = get_clients(nl, gpu, cl, n);
 
 	*t = now_ns();
 	if (err)
@@ -448,7 +529,7 @@ static int cmd_clients(int argc, char **argv)
 	double interval = 1;
 	int64_t gpu = -1;
 	uint64_t ta = 0, tb;
-	struct gs_nl *nl;
+	struct conn nl;
 	struct row *rows;
 	int c, rc;
 
@@ -471,16 +552,16 @@ static int cmd_clients(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("clients: unexpected argument \"%s\"", argv[optind]);
-	rc = connect_nl(&nl);
+	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
 	if (interval > 0) {
-		rc = sample(nl, gpu, &a, &na, &ta);
+		rc = sample(&nl, gpu, &a, &na, &ta);
 		if (rc)
 			goto out;
 		sleep_s(interval);
 	}
-	rc = sample(nl, gpu, &b, &nb, &tb);
+	rc = sample(&nl, gpu, &b, &nb, &tb);
 	if (rc)
 		goto out;
 	rows = make_rows(interval > 0 ? a : NULL, na, b, nb, tb - ta);
@@ -500,7 +581,7 @@ static int cmd_clients(int argc, char **argv)
 out:
 	free(a);
 	free(b);
-	gs_nl_close(nl);
+	conn_close(&nl);
 	return rc;
 }
 
@@ -531,7 +612,7 @@ static int cmd_top(int argc, char **argv)
 	double interval = 2;
 	int64_t gpu = -1;
 	uint64_t tprev = 0, tcur;
-	struct gs_nl *nl;
+	struct conn nl;
 	bool live;
 	int c, rc;
 	char *end;
@@ -563,7 +644,7 @@ static int cmd_top(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("top: unexpected argument \"%s\"", argv[optind]);
-	rc = connect_nl(&nl);
+	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
 	signal(SIGINT, on_signal);
@@ -580,7 +661,7 @@ static int cmd_top(int argc, char **argv)
 		atexit(restore_tty);
 		fputs("\033[?25l", stdout);	/* hide the cursor */
 	}
-	rc = sample(nl, gpu, &prev, &nprev, &tprev);
+	rc = sample(&nl, gpu, &prev, &nprev, &tprev);
 	while (!rc && !stop && count != 0) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		struct winsize ws = { 0 };
@@ -607,7 +688,7 @@ static int cmd_top(int argc, char **argv)
 		}
 		if (stop)
 			break;
-		rc = sample(nl, gpu, &cur, &ncur, &tcur);
+		rc = sample(&nl, gpu, &cur, &ncur, &tcur);
 		if (rc)
 			break;
 		rows = make_rows(prev, nprev, cur, ncur, tcur - tprev);
@@ -648,7 +729,7 @@ static int cmd_top(int argc, char **argv)
 	restore_tty();
 	free(prev);
 	free(cur);
-	gs_nl_close(nl);
+	conn_close(&nl);
 	return rc;
 }
 
@@ -667,7 +748,7 @@ static int split_kv(char *arg, char **key, char **value)
 }
 
 /* The index of the GPU named by its index or UUID. */
-static int resolve_gpu(struct gs_nl *nl, const char *s, uint32_t *index)
+static int resolve_gpu(struct conn *nl, const char *s, uint32_t *index)
 {
 	uint8_t uuid[GPUSCHED_UUID_LEN];
 	struct gs_gpu_rec *gpus = NULL;
@@ -679,7 +760,7 @@ static int resolve_gpu(struct gs_nl *nl, const char *s, uint32_t *index)
 		return 0;
 	if (gs_uuid_parse(s, uuid))
 		return EXIT_USAGE;	/* set_gpu() checked it */
-	err = gs_nl_get_gpus(nl, &gpus, &n);
+	err = get_gpus(nl, &gpus, &n);
 	if (err)
 		return request_failed(nl, err, "listing GPUs", "");
 	for (i = 0; i < n; i++) {
@@ -701,7 +782,7 @@ static int set_gpu(int argc, char **argv)
 	struct gs_knob_set ks = { 0 };
 	char msg[256], target[32];
 	char *key = NULL, *value = NULL;
-	struct gs_nl *nl;
+	struct conn nl;
 	const char *why;
 	uint32_t index;
 	int i, rc, err;
@@ -718,17 +799,18 @@ static int set_gpu(int argc, char **argv)
 		if (gs_knob_parse(key, value, &ks, msg, sizeof(msg)))
 			return usage_error("%s", msg);
 	}
-	rc = connect_nl(&nl);
+	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
-	rc = resolve_gpu(nl, argv[0], &index);
+	rc = resolve_gpu(&nl, argv[0], &index);
 	if (!rc) {
-		err = gs_nl_set_gpu(nl, index, &ks);
+		err = nl.arb ? gs_arb_set_gpu(nl.arb, index, &ks) :
+			       gs_nl_set_gpu(nl.nl, index, &ks);
 		snprintf(target, sizeof(target), "gpu%u", index);
 		if (err)
-			rc = request_failed(nl, err, "changing a GPU's knobs", target);
+			rc = request_failed(&nl, err, "changing a GPU's knobs", target);
 	}
-	gs_nl_close(nl);
+	conn_close(&nl);
 	return rc;
 }
 
@@ -739,7 +821,7 @@ static int set_client(int argc, char **argv)
 	char *key = NULL, *value = NULL;
 	const char *why;
 	int64_t gpu = -1;
-	struct gs_nl *nl;
+	struct conn nl;
 	uint32_t pid, v;
 	int i, err, rc;
 
@@ -760,18 +842,19 @@ static int set_client(int argc, char **argv)
 	}
 	if (!p.mask)
 		return usage_error("set client: nothing to set (weight, class or cap)");
-	rc = connect_nl(&nl);
+	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
-	err = gs_nl_set_client(nl, 0, pid, gpu, &p);
+	err = nl.arb ? gs_arb_set_client(nl.arb, 0, pid, gpu, &p) :
+		       gs_nl_set_client(nl.nl, 0, pid, gpu, &p);
 	if (gpu >= 0)
 		snprintf(target, sizeof(target), "of pid %u on gpu%lld", pid,
 			 (long long)gpu);
 	else
 		snprintf(target, sizeof(target), "with pid %u", pid);
 	if (err)
-		rc = request_failed(nl, err, "changing a client", target);
-	gs_nl_close(nl);
+		rc = request_failed(&nl, err, "changing a client", target);
+	conn_close(&nl);
 	return rc;
 }
 
@@ -842,6 +925,35 @@ static void print_event(void *arg, enum gs_nl_event_kind kind,
 	fflush(stdout);
 }
 
+/* Events of the arbiter, on a control connection. */
+static int watch_arbiter(struct conn *x)
+{
+	int err = gs_arb_subscribe(x->arb);
+
+	if (err)
+		return request_failed(x, err, "watching events", "");
+	while (!stop) {
+		struct pollfd pfd = { .fd = gs_arb_fd(x->arb), .events = POLLIN };
+
+		if (poll(&pfd, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return EXIT_REQUEST;
+		}
+		err = gs_arb_events_read(x->arb, print_event, NULL);
+		if (err == -ECONNRESET) {
+			fprintf(stderr, "gpuschedctl: the arbiter went away\n");
+			return EXIT_ABSENT;
+		}
+		if (err) {
+			fprintf(stderr, "gpuschedctl: reading events: %s\n",
+				strerror(-err));
+			return EXIT_REQUEST;
+		}
+	}
+	return 0;
+}
+
 static int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -849,7 +961,7 @@ static int cmd_watch(int argc, char **argv)
 		{ 0 }
 	};
 	struct gs_nl_events *ev;
-	struct gs_nl *nl;
+	struct conn nl;
 	int c, rc = 0, err;
 
 	while ((c = getopt_long(argc, argv, "+j", opts, NULL)) != -1) {
@@ -859,11 +971,18 @@ static int cmd_watch(int argc, char **argv)
 	}
 	if (optind < argc)
 		return usage_error("watch: unexpected argument \"%s\"", argv[optind]);
-	/* Only to say "not loaded" the same way as the other commands. */
-	rc = connect_nl(&nl);
+	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
-	gs_nl_close(nl);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (nl.arb) {
+		rc = watch_arbiter(&nl);
+		conn_close(&nl);
+		return rc;
+	}
+	/* The module: its events come on a socket of their own. */
+	conn_close(&nl);
 	err = gs_nl_events_open(&ev);
 	if (!err)
 		err = gs_nl_events_join(ev);
@@ -876,8 +995,6 @@ static int cmd_watch(int argc, char **argv)
 		gs_nl_events_close(ev);
 		return err == -ENOENT ? EXIT_ABSENT : EXIT_REQUEST;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	while (!stop && !watch_gone) {
 		struct pollfd pfd = { .fd = gs_nl_events_fd(ev), .events = POLLIN };
 
@@ -907,6 +1024,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -917,13 +1035,27 @@ int main(int argc, char **argv)
 		{ "status", cmd_status }, { "clients", cmd_clients },
 		{ "top", cmd_top }, { "set", cmd_set }, { "watch", cmd_watch },
 	};
+	const char *env;
 	size_t i;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
+	/* As libgpusched chooses its token service. */
+	env = getenv("GPUSCHED_ARBITER");
+	if (env && *env)
+		arb_path = env;
+	env = getenv("GPUSCHED_BACKEND");
+	if (env && !strcmp(env, "kmod"))
+		backend = BE_KMOD;
+	else if (env && !strcmp(env, "arbiter"))
+		backend = BE_ARBITER;
+	while ((c = getopt_long(argc, argv, "+js:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 's':
+			arb_path = optarg;
+			backend = BE_ARBITER;
 			break;
 		case 'h':
 			usage(stdout);

@@ -34,6 +34,8 @@ static void usage(FILE *f)
 "  --arbiter              run the user-space arbiter\n"
 "  -c, --config FILE      policy file (default %s; may be absent)\n"
 "  --socket PATH          listen here (default %s)\n"
+"  -m, --metrics ADDR     serve Prometheus metrics on ADDR: 127.0.0.1:PORT,\n"
+"                         [::1]:PORT or localhost:PORT\n"
 "  --timeslice-us N       slice a holder keeps the token while others wait\n"
 "  --grace-us N           time a holder has to release once asked\n"
 "  --min-grant-us N       no cap or budget cuts a grant shorter\n"
@@ -69,6 +71,18 @@ static int parse_u64(const char *opt, const char *s, unsigned long long max,
 	return 0;
 }
 
+/* "--timeslice-us" for a message: the long option with value @val. */
+static const char *opt_name(const struct option *opts, int val)
+{
+	static char buf[64];
+
+	for (; opts->name; opts++)
+		if (opts->val == val)
+			break;
+	snprintf(buf, sizeof(buf), "--%s", opts->name ? opts->name : "?");
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_SLICE, O_GRACE, O_MINGRANT, O_STARVE,
@@ -76,6 +90,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "arbiter", no_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "timeslice-us", required_argument, NULL, O_SLICE },
 		{ "grace-us", required_argument, NULL, O_GRACE },
@@ -100,7 +115,7 @@ int main(int argc, char **argv)
 	if (gs_nlmode_wanted(argc, argv))
 		return gs_nlmode_main(argc, argv);
 	gs_pol_default_params(&o.params);
-	while ((c = getopt_long(argc, argv, "c:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:m:vh", opts, NULL)) != -1) {
 		const unsigned long long us_max = ULLONG_MAX / 1000;
 
 		switch (c) {
@@ -110,12 +125,15 @@ int main(int argc, char **argv)
 			o.config = optarg;
 			o.config_given = true;
 			break;
+		case 'm':
+			o.metrics_addr = optarg;
+			break;
 		case O_SOCKET:
 			o.socket_path = optarg;
 			break;
 		case O_SLICE: case O_GRACE: case O_MINGRANT: case O_STARVE:
 		case O_WINDOW:
-			if (parse_u64(opts[c - O_SOCKET + 1].name, optarg, us_max, &v))
+			if (parse_u64(opt_name(opts, c), optarg, us_max, &v))
 				return 2;
 			v *= 1000;
 			if (c == O_SLICE)

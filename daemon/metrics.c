@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,9 @@ struct conn {
 
 struct gs_metrics {
 	int lfd;
+	int epfd;		/* gs_metrics_fd(); -1 until asked for */
+	int reg[GS_METRICS_MAX_FDS];	/* descriptors in it */
+	int nr_reg;
 	gs_metrics_render_fn *render;
 	void *arg;
 	struct conn conns[MAX_CONNS];
@@ -133,6 +137,7 @@ struct gs_metrics *gs_metrics_open(const char *addr, gs_metrics_render_fn *fn,
 	}
 	m->render = fn;
 	m->arg = arg;
+	m->epfd = -1;
 	for (i = 0; i < MAX_CONNS; i++)
 		m->conns[i].fd = -1;
 	m->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -180,6 +185,8 @@ void gs_metrics_close(struct gs_metrics *m)
 		conn_close(&m->conns[i]);
 	if (m->lfd >= 0)
 		close(m->lfd);
+	if (m->epfd >= 0)
+		close(m->epfd);
 	free(m);
 }
 
@@ -608,4 +615,60 @@ void gs_metrics_format(FILE *f, const struct gs_metrics_data *d)
 	format_clients(f, d);
 	if (d->st)
 		format_daemon(f, d->st);
+}
+
+/* --- driven by an epoll loop --- */
+
+/*
+ * Make the epoll set wait for what gs_metrics_pollfds() asks for. A closed
+ * descriptor leaves the set by itself and its number may come back for a
+ * new peer, so ADD is tried first and MOD is the fallback.
+ */
+static void epoll_sync(struct gs_metrics *m)
+{
+	struct pollfd fds[GS_METRICS_MAX_FDS];
+	int n = gs_metrics_pollfds(m, fds), i, j;
+
+	for (i = 0; i < m->nr_reg; i++) {
+		for (j = 0; j < n && fds[j].fd != m->reg[i]; j++)
+			;
+		if (j == n)
+			epoll_ctl(m->epfd, EPOLL_CTL_DEL, m->reg[i], NULL);
+	}
+	for (j = 0; j < n; j++) {
+		struct epoll_event ev = {
+			.events = fds[j].events & POLLOUT ? EPOLLOUT : EPOLLIN,
+			.data.fd = fds[j].fd,
+		};
+
+		if (epoll_ctl(m->epfd, EPOLL_CTL_ADD, fds[j].fd, &ev) &&
+		    errno == EEXIST)
+			epoll_ctl(m->epfd, EPOLL_CTL_MOD, fds[j].fd, &ev);
+		m->reg[j] = fds[j].fd;
+	}
+	m->nr_reg = n;
+}
+
+int gs_metrics_fd(struct gs_metrics *m)
+{
+	if (m->epfd < 0) {
+		m->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (m->epfd < 0)
+			return -1;
+		epoll_sync(m);
+	}
+	return m->epfd;
+}
+
+void gs_metrics_dispatch(struct gs_metrics *m)
+{
+	struct pollfd fds[GS_METRICS_MAX_FDS];
+	int n = gs_metrics_pollfds(m, fds);
+
+	/* Which of a handful of sockets are ready: poll() says, at once. */
+	if (poll(fds, (nfds_t)n, 0) < 0)
+		return;
+	gs_metrics_process(m, fds, n);
+	if (m->epfd >= 0)
+		epoll_sync(m);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Prometheus metrics of gpuschedd: a minimal HTTP/1.x server on a loopback
- * TCP address, driven by the daemon's poll loop (one thread, no blocking),
+ * TCP address, driven by the daemon's event loop (one thread, no blocking),
  * and the text exposition format (version 0.0.4) of GPUs, clients and the
- * daemon's own counters.
+ * daemon's own counters. A poll() loop (the netlink mode) polls the
+ * server's sockets itself; an epoll loop (the arbiter) watches one
+ * descriptor, gs_metrics_fd().
  */
 #ifndef GSD_METRICS_H
 #define GSD_METRICS_H
@@ -63,5 +65,14 @@ int gs_metrics_pollfds(const struct gs_metrics *m, struct pollfd *fds);
 void gs_metrics_process(struct gs_metrics *m, const struct pollfd *fds, int n);
 /* Milliseconds until a connection times out, or -1. */
 int gs_metrics_timeout_ms(const struct gs_metrics *m);
+
+/*
+ * For an epoll loop: one descriptor (an epoll set of the server's own
+ * sockets, kept in step with what they wait for) that is readable when
+ * any of them is ready; -1 if it cannot be made. When it is readable, or
+ * gs_metrics_timeout_ms() has passed, call gs_metrics_dispatch().
+ */
+int gs_metrics_fd(struct gs_metrics *m);
+void gs_metrics_dispatch(struct gs_metrics *m);
 
 #endif /* GSD_METRICS_H */

@@ -11,7 +11,9 @@
  * messages of any length, timer ticks and disconnects. Every reply must be
  * one whole struct gpusched_wire_rep with the magic, 0 or a -errno, and a
  * GET_INFO that holds nothing but in-range values; descriptors that come
- * with a reply are closed here.
+ * with a reply are closed here. Raw messages that start with the control
+ * protocol's magic (gpusched_ctl.h) get control replies: whole messages
+ * whose last has GPUSCHED_CTL_F_DONE.
  *
  * Input: records of [op] [bytes...]; op bits 0-1: client, bits 2-3: kind
  * (0 request: [cmd selector] [len] [arg...], a selector from 0xf0 up
@@ -128,8 +130,13 @@ static void read_replies(int i)
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
 	} cbuf;
+	union {
+		struct gpusched_wire_rep rep;
+		struct gpusched_ctl_hdr hdr;
+		char buf[GPUSCHED_CTL_MSG_MAX];
+	} in;
 	struct gpusched_wire_rep rep;
-	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+	struct iovec iov = { .iov_base = &in, .iov_len = sizeof(in) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	struct cmsghdr *cm;
 	ssize_t n;
@@ -149,10 +156,26 @@ static void read_replies(int i)
 					close(fds[j]);
 			}
 		}
+		if ((size_t)n >= sizeof(in.hdr) && in.hdr.magic == GPUSCHED_CTL_MAGIC) {
+			if ((msg.msg_flags & MSG_TRUNC) ||
+			    (size_t)n != sizeof(in.hdr) +
+			    (size_t)in.hdr.rec_size * in.hdr.nr_recs ||
+			    in.hdr.error > 0 || in.hdr.error < -4095)
+				abort();
+			if (in.hdr.cmd >= GPUSCHED_CTL_EV_ATTACH && !in.hdr.seq)
+				continue;	/* an event */
+			if (!(in.hdr.flags & GPUSCHED_CTL_F_DONE))
+				continue;	/* more of the same reply */
+			if (pend[i].head == pend[i].tail)
+				abort();
+			pend[i].head++;
+			continue;
+		}
 		/* A reply to nothing would be read as the next one's answer. */
 		if (pend[i].head == pend[i].tail)
 			abort();
 		cmd = pend[i].cmd[pend[i].head++ % MAX_PENDING];
+		memcpy(&rep, &in, n < (ssize_t)sizeof(rep) ? (size_t)n : sizeof(rep));
 		if (n != sizeof(rep) || (msg.msg_flags & MSG_TRUNC) ||
 		    rep.magic != GPUSCHED_WIRE_MAGIC || rep.ret > 0 ||
 		    rep.ret < -4095)
@@ -242,8 +265,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			connect_client(i);
 			continue;
 		}
-		/* As the event loop does: a parked client is not read. */
-		if (c->fd >= 0 && !c->parked)
+		/*
+		 * As the event loop does: a parked client is not read, nor one
+		 * whose reply is not sent whole (here: until the peer reads).
+		 */
+		if (c->fd >= 0 && c->out.active && ctl_flush(c))
+			client_close(c, NULL);
+		if (c->fd >= 0 && !c->parked && !c->out.active)
 			on_request(c);
 		reap();
 		for (int j = 0; j < NR_CLIENTS; j++)
