@@ -92,7 +92,8 @@ static void usage(const struct gs_opts *o, const char *extra_opt,
 "                      0 = busy, back to back (default %g)\n"
 "  --start-at T        start at CLOCK_REALTIME T (seconds since the epoch,\n"
 "                      decimals allowed), after CUDA init and warm-up;\n"
-"                      default: env GPUSCHED_START_AT, else at once\n"
+"                      default: env GPUSCHED_START_AT, else at once;\n"
+"                      env GPUSCHED_START_FILE: see gpusched-bench\n"
 "  --iters-per-us N    calibration to use; default: env\n"
 "                      GPUSCHED_ITERS_PER_US, else calibrate alone first\n"
 "  --calibrate         calibrate alone, print the result as JSON, exit\n"
@@ -419,12 +420,51 @@ static void write_trace(struct gs_backend *b, const char *path)
 
 /* ---- the run ------------------------------------------------------------- */
 
+/*
+ * GPUSCHED_START_FILE=PATH: a start decided once every process is ready.
+ * Append our pid to PATH.ready, then wait for PATH to appear; it holds
+ * the CLOCK_REALTIME start instant (gpusched-bench writes it when PATH.ready
+ * has a line per process). Without it a process whose warm-up is starved
+ * by the others' busy loops starts late and then runs alone.
+ */
+static void ready_file(struct gs_opts *o)
+{
+	const char *path = getenv("GPUSCHED_START_FILE");
+	char ready[4096], buf[64];
+	struct timespec ms = { 0, 1000000 };
+	FILE *f;
+	int n;
+
+	if (!path || !*path)
+		return;
+	if (snprintf(ready, sizeof(ready), "%s.ready", path) >= (int)sizeof(ready))
+		gs_die("GPUSCHED_START_FILE is too long");
+	f = fopen(ready, "a");
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+		gs_die("%s: %s", ready, strerror(errno));
+	for (;;) {
+		f = fopen(path, "r");
+		if (f) {
+			n = fgets(buf, sizeof(buf), f) != NULL;
+			fclose(f);
+			buf[strcspn(buf, "\n")] = '\0';
+			if (n && *buf) {
+				o->start_at = parse_num("GPUSCHED_START_FILE", buf,
+							0, 1e11);
+				return;
+			}
+		}
+		nanosleep(&ms, NULL);
+	}
+}
+
 /* Wait for the common start instant; returns how late we woke, in us. */
-static double barrier(const struct gs_opts *o)
+static double barrier(struct gs_opts *o)
 {
 	struct timespec ts;
 	double late, wake;
 
+	ready_file(o);
 	if (o->start_at <= 0)
 		return 0;
 	if (realtime_s() > o->start_at) {

@@ -17,6 +17,28 @@ import time
 import torch
 
 
+def wait_start():
+    """The common start: GPUSCHED_START_FILE (gpusched-bench: say ready,
+    then wait for the instant it writes), else GPUSCHED_START_AT."""
+    path = os.environ.get("GPUSCHED_START_FILE")
+    start_at = float(os.environ.get("GPUSCHED_START_AT", "0"))
+    if path:
+        with open(path + ".ready", "a") as f:
+            f.write("%d\n" % os.getpid())
+        while True:
+            try:
+                with open(path) as f:
+                    text = f.read().strip()
+                if text:
+                    start_at = float(text)
+                    break
+            except FileNotFoundError:
+                pass
+            time.sleep(0.001)
+    while time.time() < start_at:
+        time.sleep(min(0.001, max(0.0, start_at - time.time())))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=10)
@@ -47,9 +69,7 @@ def main():
         step()
     torch.cuda.synchronize()
 
-    start_at = float(os.environ.get("GPUSCHED_START_AT", "0"))
-    while time.time() < start_at:
-        time.sleep(min(0.001, max(0.0, start_at - time.time())))
+    wait_start()
 
     t0 = time.monotonic()
     steps = 0

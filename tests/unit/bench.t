@@ -1,0 +1,98 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# kernels/gpusched-bench without a GPU: a test double of the CUDA clients
+# (tests/bench/fake-client) writes synthetic traces whose figures are known,
+# and the bench must compute them: shares, sum, error against the weights,
+# hand-offs per second and the gap, targets met and short, JSON and PNG; the
+# gpusched mode starts and stops the real arbiter; a bad scenario file is
+# refused with its file and line.
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bench=$root/kernels/gpusched-bench
+n=0; failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/gsbench.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+chmod 755 "$T"
+mkdir -p "$T/build/kernels" "$T/build/libgpusched" "$T/build/daemon" "$T/out"
+for p in gs-runtime-client gs-driver-client gs-probe; do
+	ln -s "$root/tests/bench/fake-client" "$T/build/kernels/$p"
+done
+ln -s "$root/build/libgpusched/libgpusched.so.1" "$T/build/libgpusched/"
+ln -s "$root/build/daemon/gpuschedd" "$T/build/daemon/"
+
+cat >"$T/pair.scn" <<'SCN'
+title: fake pair
+seconds: 2
+modes: default gpusched
+proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=2 FAKE_GAP_US=100
+proc: runtime kernel_us=100 FAKE_INDEX=1 FAKE_N=2 FAKE_GAP_US=100
+target: gpusched handoff_p50_us <= 150
+target: gpusched sum >= 0.999
+SCN
+cat >"$T/w13.scn" <<'SCN'
+title: fake 1:3
+seconds: 2
+modes: default
+proc: runtime kernel_us=100 weight=1 FAKE_INDEX=0 FAKE_N=2 FAKE_WEIGHTS=1,3
+proc: runtime kernel_us=100 weight=3 FAKE_INDEX=1 FAKE_N=2 FAKE_WEIGHTS=1,3
+target: default err_pts <= 1
+target: default share[*] ~ 0.25+-0.01
+SCN
+
+GS_BUILD=$T/build "$bench" --out "$T/out" "$T/pair.scn" "$T/w13.scn" >"$T/log" 2>&1
+rc=$?
+sed 's/^/# /' "$T/log"
+check "the bench ran both scenarios (exit $rc)" [ $rc = 0 ]
+j=$T/out/bench.json
+get() { python3 -c "import json,sys; r=json.load(open('$j')); print($1)" 2>/dev/null; }
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# Pair, 10 ms slices with 100 us gaps, 100 us kernels: 99 kernels a slice,
+# 0.495 of the GPU each, 100 hand-offs a second, every gap 100 us.
+s0=$(get "r[0]['summary']['default']['share'][0]")
+sum=$(get "r[0]['summary']['default']['sum']")
+check "pair: share 0.495 each ($s0)" close "$s0" 0.495 0.002
+check "pair: sum 0.99 ($sum)" close "$sum" 0.99 0.004
+g=$(get "r[0]['summary']['default']['gpu_share'][1]")
+check "pair: share from the GPU clock, common window ($g)" close "$g" 0.495 0.005
+h=$(get "r[0]['summary']['default']['handoffs_per_s']")
+check "pair: 100 hand-offs a second ($h)" close "$h" 100 2
+p50=$(get "r[0]['summary']['default']['handoff_p50_us']")
+check "pair: hand-off gap 100 us ($p50)" close "$p50" 100 0.5
+svc=$(get "r[0]['runs']['gpusched']['service']")
+check "gpusched mode ran with the arbiter ($svc)" [ "$svc" = arbiter ]
+check "the arbiter started and stopped" sh -c "grep -q 'listening on' '$T/out/bench.log' && grep -q 'exiting' '$T/out/bench.log'"
+ok1=$(get "r[0]['targets'][0]['ok']")
+ok2=$(get "r[0]['targets'][1]['ok']")
+check "a target met is PASS, one missed is short ($ok1, $ok2)" \
+	sh -c "[ '$ok1' = True ] && [ '$ok2' = False ] && grep -q 'short' '$T/log' && grep -q 'PASS' '$T/log'"
+# 1:3: slices of 5 ms and 15 ms, 20 ms rounds: 0.2480 and 0.7480.
+f=$(get "r[1]['summary']['default']['frac'][0]")
+e=$(get "r[1]['summary']['default']['err_pts']")
+check "1:3: first has 0.249 of the total ($f), error $e points" close "$f" 0.249 0.002
+jn=$(get "r[1]['summary']['default']['jain']")
+check "1:3: Jain's index of weight-normalised shares is 1 ($jn)" close "$jn" 1 0.001
+t2=$(get "r[1]['targets'][1]['ok']")
+check "share[*] ~ 0.25+-0.01 is short for 0.248 and 0.748 ($t2)" [ "$t2" = False ]
+if command -v gnuplot >/dev/null; then
+	check "a PNG of shares over time" python3 -c \
+		"import sys; sys.exit(open('$T/out/pair.png', 'rb').read(8) != b'\\x89PNG\\r\\n\\x1a\\n')"
+else
+	ok "# SKIP gnuplot not installed"
+fi
+
+printf 'title: x\nproc: runtime kernel_us=100\nbogus: 1\n' >"$T/bad.scn"
+"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
+rc=$?
+check "a bad scenario is refused with file and line (exit $rc)" \
+	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:3: unknown key' '$T/bad.log'"
+printf 'proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=1 FAKE_FAIL=1\n' >"$T/fail.scn"
+GS_BUILD=$T/build "$bench" --modes default --seconds 1 --out "$T/out" "$T/fail.scn" >"$T/fail.log" 2>&1
+check "a client that fails is reported" grep -q 'failed / started late' "$T/fail.log"
+echo "1..$n"
+[ $failed = 0 ]
