@@ -17,34 +17,14 @@ import time
 
 import torch
 
+from gs_torch import mlp, wait_start
+
 
 def pct(v, q):
     if not v:
         return 0.0
     k = min(len(v), max(1, math.ceil(q * len(v))))
     return v[k - 1]
-
-
-def wait_start():
-    """The common start: GPUSCHED_START_FILE (gpusched-bench: say ready,
-    then wait for the instant it writes), else GPUSCHED_START_AT."""
-    path = os.environ.get("GPUSCHED_START_FILE")
-    start_at = float(os.environ.get("GPUSCHED_START_AT", "0"))
-    if path:
-        with open(path + ".ready", "a") as f:
-            f.write("%d\n" % os.getpid())
-        while True:
-            try:
-                with open(path) as f:
-                    text = f.read().strip()
-                if text:
-                    start_at = float(text)
-                    break
-            except FileNotFoundError:
-                pass
-            time.sleep(0.001)
-    while time.time() < start_at:
-        time.sleep(min(0.001, max(0.0, start_at - time.time())))
 
 
 def main():
@@ -57,11 +37,7 @@ def main():
     args = ap.parse_args()
 
     dev = torch.device("cuda")
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
-        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
-        torch.nn.Linear(args.width, 10)).to(dev).eval()
+    model = mlp(args.width, dev).eval()
     x = torch.randn(args.batch, args.width, device=dev)
 
     def request():

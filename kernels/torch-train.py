@@ -16,27 +16,7 @@ import time
 
 import torch
 
-
-def wait_start():
-    """The common start: GPUSCHED_START_FILE (gpusched-bench: say ready,
-    then wait for the instant it writes), else GPUSCHED_START_AT."""
-    path = os.environ.get("GPUSCHED_START_FILE")
-    start_at = float(os.environ.get("GPUSCHED_START_AT", "0"))
-    if path:
-        with open(path + ".ready", "a") as f:
-            f.write("%d\n" % os.getpid())
-        while True:
-            try:
-                with open(path) as f:
-                    text = f.read().strip()
-                if text:
-                    start_at = float(text)
-                    break
-            except FileNotFoundError:
-                pass
-            time.sleep(0.001)
-    while time.time() < start_at:
-        time.sleep(min(0.001, max(0.0, start_at - time.time())))
+from gs_torch import mlp, wait_start
 
 
 def main():
@@ -48,11 +28,7 @@ def main():
     args = ap.parse_args()
 
     dev = torch.device("cuda")
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
-        torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
-        torch.nn.Linear(args.width, 10)).to(dev)
+    model = mlp(args.width, dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     x = torch.randn(args.batch, args.width, device=dev)
     y = torch.randint(0, 10, (args.batch,), device=dev)

@@ -21,15 +21,8 @@ mkdir -p "$OUT"
 	command -v nvcc && nvcc --version | tail -2
 	python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
 } > "$OUT/machine.txt" 2>&1
-make -C "$ROOT" -j"$(nproc)" WERROR= kernels > "$OUT/build.log" 2>&1 ||
-	make -C "$ROOT" -j"$(nproc)" -f - kernels >> "$OUT/build.log" 2>&1 <<'MK' ||
-B := build
-Q := @
-CC ?= cc
-USER_CFLAGS := -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -O2 -g
-USER_TARGETS :=
-include kernels/build.mk
-MK
+: > "$OUT/build.log"
+"$ROOT/kernels/h200/build.sh" "$OUT/build.log" ||
 	{ echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
 args=()
 [ -n "${GS_SECONDS:-}" ] && args+=(--seconds "$GS_SECONDS")

@@ -59,25 +59,9 @@ say() { echo "== $*" | tee -a "$LOG"; }
 say "machine: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 
 # ---- build -------------------------------------------------------------------
+: > "$OUT/build.log"
 build_ok=0
-if make -C "$ROOT" -j"$NPROC" WERROR= kernels > "$OUT/build.log" 2>&1 &&
-   [ -x "$K/gs-runtime-client" ]; then
-	build_ok=1
-else
-	# Another directory's build.mk may be mid-change: build this one alone.
-	echo "--- top-level make failed; kernels/build.mk alone" >> "$OUT/build.log"
-	if make -C "$ROOT" -j"$NPROC" -f - kernels >> "$OUT/build.log" 2>&1 <<'EOF'
-B := build
-Q := @
-CC ?= cc
-USER_CFLAGS := -std=gnu11 -Wall -Wextra -D_GNU_SOURCE -O2 -g
-USER_TARGETS :=
-include kernels/build.mk
-EOF
-	then
-		[ -x "$K/gs-runtime-client" ] && build_ok=1
-	fi
-fi
+"$ROOT/kernels/h200/build.sh" "$OUT/build.log" && build_ok=1
 if [ $build_ok = 0 ]; then
 	if [ -n "${GS_PREBUILT:-}" ] && [ -x "$ROOT/$GS_PREBUILT/gs-runtime-client" ]; then
 		say "build FAILED (see build.log); using prebuilt $GS_PREBUILT"
