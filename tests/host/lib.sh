@@ -116,8 +116,17 @@ service() {
 			sleep 0.05
 			i=$((i + 1))
 		done
-		[ "$(grep -c 'listening on' "$T/arbiter.log")" != "${before:-0}" ] ||
-			bail "gpuschedd --arbiter did not start: $(cat "$T/arbiter.log")"
+		if [ "$(grep -c 'listening on' "$T/arbiter.log")" = "${before:-0}" ]; then
+			# How it ended tells a crash from a kill from a hang.
+			if kill -0 "$ARB_PID" 2>/dev/null; then
+				how="still running after 10 s"
+			else
+				wait "$ARB_PID"
+				how="exit status $?"
+			fi
+			ARB_PID=
+			bail "gpuschedd --arbiter did not start ($how): $(cat "$T/arbiter.log")"
+		fi
 	else
 		for gpu in ${GS_GPUS:-0}; do
 			GPUSCHED_STATS=0 GS_DOUBLE_GPUS=${GS_DOUBLE_GPUS:-1} \
