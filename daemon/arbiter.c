@@ -391,11 +391,14 @@ static int policy_load(bool reload)
 	uint64_t *hits;
 	char err[1024];
 	struct stat st;
+	bool absent = false;
 
-	if (!A.o->config_given && stat(A.o->config, &st) && errno == ENOENT)
+	if (!A.o->config_given && stat(A.o->config, &st) && errno == ENOENT) {
+		absent = true;
 		pol = gs_policy_parse(A.o->config, "", 0, err, sizeof(err));
-	else
+	} else {
 		pol = gs_policy_load(A.o->config, err, sizeof(err));
+	}
 	hits = pol ? calloc(pol->nr_rules + 1, sizeof(*hits)) : NULL;
 	if (!hits) {
 		if (pol)
@@ -413,8 +416,11 @@ static int policy_load(bool reload)
 	A.st.last_reload_ok = true;
 	A.st.last_reload_ok_time = (double)time(NULL);
 	A.st.reloads_ok += reload;
-	logmsg("%s %s: %zu rules", reload ? "reloaded" : "loaded", A.o->config,
-	       pol->nr_rules);
+	if (absent)
+		logmsg("no policy file %s: defaults for every client", A.o->config);
+	else
+		logmsg("%s %s: %zu rules", reload ? "reloaded" : "loaded", A.o->config,
+		       pol->nr_rules);
 	for (d = A.devs; d; d = d->next)
 		dev_apply_policy(d);
 	for (c = A.clients.next; c != &A.clients; c = c->next)
