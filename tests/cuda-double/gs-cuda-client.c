@@ -8,13 +8,15 @@
  *
  * Output: one line of key=value pairs on stdout (a forked child prints its
  * own line, starting with "child"). With --report FILE it prints the
- * double's shared counters instead.
+ * double's shared counters instead. SIGUSR1 ends the run early, as if its
+ * time were up, so that a test can stop a client at a moment it chooses.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -96,6 +98,7 @@ static struct {
 	bool capture;
 	int device;
 	uint64_t start_at;	/* CLOCK_REALTIME ns; 0: now */
+	bool keep_going;	/* on a failed launch, wait a kernel's time */
 } opt = {
 	.route = R_SYMBOL, .api = A_KERNEL, .kernel_us = 1000, .seconds = 2,
 	.threads = 1, .fork_at = -1, .idle_after = -1,
@@ -112,6 +115,7 @@ static gsd_work_us_fn work_us;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
+static volatile sig_atomic_t stop_now;	/* SIGUSR1 */
 static double cpu_ns_per_launch;
 
 static uint64_t mono_ns(void)
@@ -255,7 +259,7 @@ static void *run_thread(void *arg)
 	if (opt.memcpy_too)
 		CK(cuMemAlloc_v2(&dev, sizeof(buf)));
 	/* At least one launch, however slow the host (an emulated VM). */
-	for (bool first = true; first || mono_ns() < t_end; first = false) {
+	for (bool first = true; first || (!stop_now && mono_ns() < t_end); first = false) {
 		CUresult r;
 
 		if (!idled && opt.idle_after >= 0 &&
@@ -281,8 +285,17 @@ static void *run_thread(void *arg)
 		r = launch_one(n++, s);
 		if (r) {
 			note_error(r);
-			if (atomic_load(&errors) > 1000)
+			if (opt.keep_going) {
+				/* As a program that retries later would. */
+				struct timespec ts = {
+					.tv_sec = opt.kernel_us / 1000000,
+					.tv_nsec = (long)(opt.kernel_us % 1000000) * 1000,
+				};
+
+				nanosleep(&ts, NULL);
+			} else if (atomic_load(&errors) > 1000) {
 				break;
+			}
 			continue;
 		}
 		atomic_fetch_add(&launches, 1);
@@ -420,7 +433,15 @@ static void usage(FILE *f)
 "  --capture              also launch into a capturing stream\n"
 "  --device N             CUDA ordinal (default 0)\n"
 "  --start-at NS          start at this CLOCK_REALTIME time (or $GS_START_AT)\n"
+"  --keep-going           after a failed launch, wait one kernel's time and go on\n"
+"                         (default: stop after 1000 failures)\n"
 "  --report FILE          print the double's shared counters and exit\n");
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_now = 1;
 }
 
 static int pick(const char *s, const char *const *words, int n)
@@ -451,6 +472,7 @@ int main(int argc, char **argv)
 		{ "device", required_argument, NULL, 'd' },
 		{ "start-at", required_argument, NULL, 'S' },
 		{ "report", required_argument, NULL, 'R' },
+		{ "keep-going", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -504,6 +526,9 @@ int main(int argc, char **argv)
 			break;
 		case 'R':
 			return report(optarg);
+		case 'K':
+			opt.keep_going = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -517,6 +542,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	signal(SIGUSR1, on_usr1);
 	CK(cuInit(0));
 	CK(cuDeviceGet(&dev, opt.device));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
