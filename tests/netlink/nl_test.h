@@ -25,6 +25,7 @@ enum nl_test_gpu {
 	NL_GPU_PERM,
 	NL_GPU_BADMSG,
 	NL_GPU_CTL,
+	NL_GPU_DAEMON_KILL,
 };
 
 #ifndef SOL_NETLINK
