@@ -107,7 +107,7 @@ static struct {
 	dev_t sock_dev;
 	ino_t sock_ino;
 	bool accept_paused;		/* out of descriptors or memory */
-	bool accept_warned;		/* said so; reset by the next accept */
+	uint64_t accept_warned_ns;	/* when we last said so */
 	uint64_t next_id;		/* of the next client to attach */
 	struct gs_metrics *metrics;
 	struct gs_daemon_stats st;	/* for the metrics */
@@ -1300,6 +1300,9 @@ static void free_zombies(void)
 	}
 }
 
+/* Out of descriptors: how often to say so. */
+#define ACCEPT_WARN_NS	(60 * 1000000000ull)
+
 static void on_accept(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
@@ -1315,16 +1318,19 @@ static void on_accept(void)
 		 * Out of descriptors or memory: the connection stays queued
 		 * and the listening socket stays readable, so polling it again
 		 * would spin. Stop listening until a client leaves or a second
-		 * has passed, and say so once per episode.
+		 * has passed. Say so at most once a minute: at the limit every
+		 * client that leaves lets one more in, and the next accept
+		 * fails again.
 		 */
-		if (!A.accept_warned)
+		if (!A.accept_warned_ns ||
+		    now_ns() - A.accept_warned_ns >= ACCEPT_WARN_NS) {
 			logmsg("accept: %s; not accepting connections until a client leaves (%u connected)",
 			       strerror(errno), A.nr_clients);
-		A.accept_warned = true;
+			A.accept_warned_ns = now_ns();
+		}
 		accept_pause(true);
 		return;
 	}
-	A.accept_warned = false;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);

@@ -21,7 +21,8 @@ cpu() {	# user + system ticks of the arbiter
 	awk '{ print $14 + $15 }' "/proc/$ARB_PID/stat"
 }
 
-# 60 connections held for 3 s: about 30 beyond the limit, queued.
+# 60 connections held for 3 s, then closed one by one: about 30 beyond
+# the limit, queued.
 python3 - "$GPUSCHED_ARBITER" >"$T/conn.out" 2>&1 <<'PY' &
 import socket, sys, time
 socks = []
@@ -35,6 +36,11 @@ for i in range(60):
         print("connect", i, e)
 print("connected", len(socks))
 time.sleep(3)
+# One by one: each that leaves lets a queued one in, and the next accept
+# fails again; that must not be said again each time.
+for s in socks:
+    s.close()
+    time.sleep(0.02)
 PY
 conn=$!
 sleep 0.5
