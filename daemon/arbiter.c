@@ -583,13 +583,18 @@ out:
 		close(memfd);
 }
 
+/* gs_pol_acquire()'s effects. */
+static void apply_cb(void *d, struct gs_pol_effects *fx, uint64_t now)
+{
+	apply(d, fx, now);
+}
+
 static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 			bool yield)
 {
-	struct gs_pol_effects fx = { 0 };
 	struct arb_dev *d = c->dev;
 	uint64_t now;
-	int err = 0;
+	int err;
 
 	if (a->flags & ~GPUSCHED_ACQUIRE_ALL) {
 		reply(c, -EOPNOTSUPP, NULL, 0, -1);
@@ -600,25 +605,8 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 		return;
 	}
 	now = now_ns();
-	if (c->pol.state == GS_POL_HOLDING && yield)
-		gs_pol_release(&d->pol, &c->pol, now, &fx);
-	if (c->pol.state == GS_POL_HOLDING)
-		err = -EALREADY;
-	else if (c->pol.state == GS_POL_WAITING)
-		err = -EBUSY;
-	else if ((a->flags & GPUSCHED_ACQUIRE_NONBLOCK) && d->pol.holder)
-		err = -EAGAIN;
-	else
-		gs_pol_wait(&d->pol, &c->pol, now, &fx);
-	apply(d, &fx, now);
-	if (!err && (a->flags & GPUSCHED_ACQUIRE_NONBLOCK) &&
-	    c->pol.state == GS_POL_WAITING) {
-		/* Free but not ours to take (a cap or a better waiter). */
-		memset(&fx, 0, sizeof(fx));
-		gs_pol_cancel_wait(&d->pol, &c->pol, now, &fx);
-		apply(d, &fx, now);
-		err = -EAGAIN;
-	}
+	err = gs_pol_acquire(&d->pol, &c->pol, yield,
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, now, apply_cb, d);
 	if (err || c->pol.state == GS_POL_HOLDING) {
 		reply(c, err, NULL, 0, -1);
 		return;

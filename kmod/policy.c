@@ -537,6 +537,33 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 	update(d, now, fx);
 }
 
+int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
+		   bool nonblock, u64 now, gs_pol_apply_fn *apply, void *arg)
+{
+	struct gs_pol_effects fx = { 0 };
+	int err = 0;
+
+	if (c->state == GS_POL_HOLDING && yield)
+		gs_pol_release(d, c, now, &fx);
+	if (c->state == GS_POL_HOLDING)
+		err = -EALREADY;
+	else if (c->state == GS_POL_WAITING)
+		err = -EBUSY;
+	else if (nonblock && d->holder)
+		err = -EAGAIN;
+	else
+		gs_pol_wait(d, c, now, &fx);
+	apply(arg, &fx, now);
+	if (!err && nonblock && c->state == GS_POL_WAITING) {
+		/* Free but not ours to take (a cap or a better waiter). */
+		fx = (struct gs_pol_effects){ 0 };
+		gs_pol_cancel_wait(d, c, now, &fx);
+		apply(arg, &fx, now);
+		err = -EAGAIN;
+	}
+	return err;
+}
+
 int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
 		   u64 now, struct gs_pol_effects *fx)
 {

@@ -140,6 +140,17 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 			u64 now, struct gs_pol_effects *fx);
 int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
 		   u64 now, struct gs_pol_effects *fx);
+
+/*
+ * ACQUIRE (and YIELD when @yield: release first) as both token services
+ * run it: 0 with @c holding or waiting, -EALREADY (holding), -EBUSY
+ * (already waiting) or -EAGAIN (@nonblock and not granted at once). The
+ * effects of each step go to @apply before the next step, since one
+ * struct gs_pol_effects holds one client per kind.
+ */
+typedef void gs_pol_apply_fn(void *arg, struct gs_pol_effects *fx, u64 now);
+int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
+		   bool nonblock, u64 now, gs_pol_apply_fn *apply, void *arg);
 void gs_pol_tick(struct gs_pol_dev *d, u64 now,
 		 struct gs_pol_effects *fx);
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);

@@ -327,6 +327,12 @@ static bool gs_client_waiting(struct gs_client *c)
 	return READ_ONCE(c->pol.state) == GS_POL_WAITING;
 }
 
+/* gs_pol_acquire()'s effects; called with gpu->lock held. */
+static void gs_apply_cb(void *gpu, struct gs_pol_effects *fx, u64 now)
+{
+	gs_apply(gpu, fx, now);
+}
+
 /* ACQUIRE, or YIELD when @yield: release first, in the same critical section. */
 int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		      bool yield)
@@ -334,7 +340,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	struct gs_gpu *gpu = gs_client_gpu(c);
 	struct gs_pol_effects fx = {};
 	bool waiting;
-	int err = 0;
+	int err;
 	u64 now;
 	long ret;
 
@@ -343,25 +349,9 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 
 	spin_lock_bh(&gpu->lock);
 	now = ktime_get_ns();
-	if (c->pol.state == GS_POL_HOLDING && yield)
-		gs_pol_release(&gpu->pol, &c->pol, now, &fx);
-	if (c->pol.state == GS_POL_HOLDING)
-		err = -EALREADY;
-	else if (c->pol.state == GS_POL_WAITING)
-		err = -EBUSY;
-	else if ((a->flags & GPUSCHED_ACQUIRE_NONBLOCK) && gpu->pol.holder)
-		err = -EAGAIN;
-	else
-		gs_pol_wait(&gpu->pol, &c->pol, now, &fx);
-	gs_apply(gpu, &fx, now);
-	if (!err && (a->flags & GPUSCHED_ACQUIRE_NONBLOCK) &&
-	    c->pol.state == GS_POL_WAITING) {
-		/* Free but not ours to take (a cap or a better waiter). */
-		memset(&fx, 0, sizeof(fx));
-		gs_pol_cancel_wait(&gpu->pol, &c->pol, now, &fx);
-		gs_apply(gpu, &fx, now);
-		err = -EAGAIN;
-	}
+	err = gs_pol_acquire(&gpu->pol, &c->pol, yield,
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, now,
+			     gs_apply_cb, gpu);
 	/*
 	 * Decided under the lock: a grant on another CPU sets the state
 	 * before it writes the status page, so an unlocked look could return
