@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -357,6 +358,51 @@ static inline long long gs_gpu_state(unsigned int index, const char *attr)
 	if (gs_file_read(path, buf, sizeof(buf)))
 		return -1;
 	return strtoll(buf, NULL, 10);
+}
+
+/* The sysfs index of each fuzz GPU, filled by gs_fuzz_find_gpus(). */
+static unsigned int fuzz_gpu_index[GS_FUZZ_NR_GPUS];
+
+/* Attach to each fuzz GPU once (creating its token): 0 or -errno. */
+static inline int gs_fuzz_find_gpus(void)
+{
+	struct gpusched_client_info ci;
+	struct gpusched_attach a = { 0 };
+	unsigned int i;
+	int fd, err;
+
+	for (i = 0; i < GS_FUZZ_NR_GPUS; i++) {
+		fd = open(GPUSCHED_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		gs_fuzz_uuid(a.uuid, i);
+		err = ioctl(fd, GPUSCHED_IOC_ATTACH, &a) ? -errno : 0;
+		if (!err)
+			err = ioctl(fd, GPUSCHED_IOC_GET_INFO, &ci) ? -errno : 0;
+		close(fd);
+		if (err)
+			return err;
+		fuzz_gpu_index[i] = ci.gpu_index;
+	}
+	return 0;
+}
+
+/* "# N what in S s:" and the first nr_counters counters, six a line. */
+static inline uint64_t gs_fuzz_print_counts(const char *what, uint64_t start_ns,
+					    unsigned int nr_ops,
+					    unsigned int nr_counters)
+{
+	uint64_t total = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_ops; i++)
+		total += gs_sh->count[i];
+	printf("# %" PRIu64 " %s in %.1f s:", total, what,
+	       (gs_fuzz_now_ns() - start_ns) / 1e9);
+	for (i = 0; i < nr_counters; i++)
+		printf("%s %s %" PRIu64, i % 6 ? "," : "\n#  ", gs_op_names[i],
+		       gs_sh->count[i]);
+	return total;
 }
 
 /* What a stuck worker is doing in the kernel, as far as /proc tells. */

@@ -64,7 +64,6 @@ static const unsigned long gs_cmds[] = {
 #define NR_CMDS	(sizeof(gs_cmds) / sizeof(gs_cmds[0]))
 
 /* The sysfs index of each fuzz GPU, found by the parent before the run. */
-static unsigned int fuzz_gpu_index[GS_FUZZ_NR_GPUS];
 
 struct mapping {
 	void *p;
@@ -981,30 +980,6 @@ static int worker_process(int proc, const struct gs_fuzz_opts *o, bool priv)
 	return 0;
 }
 
-/* The sysfs index of each fuzz GPU; creates the tokens. 0 or -errno. */
-static int find_gpus(void)
-{
-	struct gpusched_client_info ci;
-	struct gpusched_attach a = { 0 };
-	unsigned int i;
-	int fd, err;
-
-	for (i = 0; i < GS_FUZZ_NR_GPUS; i++) {
-		fd = open(GPUSCHED_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		gs_fuzz_uuid(a.uuid, i);
-		err = xioctl(fd, GPUSCHED_IOC_ATTACH, &a);
-		if (!err)
-			err = xioctl(fd, GPUSCHED_IOC_GET_INFO, &ci);
-		close(fd);
-		if (err)
-			return err;
-		fuzz_gpu_index[i] = ci.gpu_index;
-	}
-	return 0;
-}
-
 /*
  * After the run: every client gone, the token free, and a new client gets
  * it at once without waiting. The number of problems found.
@@ -1056,7 +1031,7 @@ int main(int argc, char **argv)
 	struct gs_knob_snap *knobs;
 	pid_t pids[GS_FUZZ_MAX_WORKERS];
 	uint64_t start, grants0[GS_FUZZ_NR_GPUS], overruns0[GS_FUZZ_NR_GPUS];
-	uint64_t total = 0;
+	uint64_t total;
 	unsigned int i;
 	int err, bad;
 
@@ -1075,7 +1050,7 @@ int main(int argc, char **argv)
 	       o.seed, o.seed, o.seconds, o.procs, o.threads);
 	knobs = calloc(1, sizeof(*knobs));
 	gs_knobs_save(knobs);
-	err = find_gpus();
+	err = gs_fuzz_find_gpus();
 	if (err) {
 		printf("not ok 1 - fuzz-dev: cannot attach: %s\n", strerror(-err));
 		return 1;
@@ -1099,13 +1074,7 @@ int main(int argc, char **argv)
 
 	bad = check_tokens();
 	bad += gs_knobs_restore(knobs);
-	for (i = 0; i < NR_OPS; i++)
-		total += gs_sh->count[i];
-	printf("# %" PRIu64 " operations in %.1f s:", total,
-	       (gs_fuzz_now_ns() - start) / 1e9);
-	for (i = 0; i < NR_COUNTERS; i++)
-		printf("%s %s %" PRIu64, i % 6 ? "," : "\n#  ", op_names[i],
-		       gs_sh->count[i]);
+	total = gs_fuzz_print_counts("operations", start, NR_OPS, NR_COUNTERS);
 	printf("\n");
 	for (i = 0; i < GS_FUZZ_NR_GPUS; i++)
 		printf("# gpu%u: %lld grants, %lld overruns (revocations) during the run\n",

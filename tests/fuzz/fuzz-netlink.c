@@ -45,7 +45,6 @@ static const unsigned int op_weight[NR_OPS] = {
 
 static int family;
 static __u32 events_grp;
-static unsigned int fuzz_gpu_index[GS_FUZZ_NR_GPUS];
 static pid_t churn_pid;
 /* Errors seen, by errno, for the summary. */
 #define MAX_ERRNO 150
@@ -770,36 +769,13 @@ static int churn_process(const struct gs_fuzz_opts *o)
 	return 0;
 }
 
-static int find_gpus(void)
-{
-	struct gpusched_client_info ci;
-	struct gpusched_attach a = { 0 };
-	unsigned int i;
-	int fd, err;
-
-	for (i = 0; i < GS_FUZZ_NR_GPUS; i++) {
-		fd = open(GPUSCHED_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		gs_fuzz_uuid(a.uuid, i);
-		err = ioctl(fd, GPUSCHED_IOC_ATTACH, &a) ? -errno : 0;
-		if (!err)
-			err = ioctl(fd, GPUSCHED_IOC_GET_INFO, &ci) ? -errno : 0;
-		close(fd);
-		if (err)
-			return err;
-		fuzz_gpu_index[i] = ci.gpu_index;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct gs_fuzz_opts o = { .seconds = 10, .procs = 4, .threads = 1,
 				  .hang_s = 60 };
 	pid_t pids[GS_FUZZ_MAX_WORKERS + 1];
 	struct gs_knob_snap *knobs;
-	uint64_t start, total = 0;
+	uint64_t start, total;
 	unsigned int i;
 	int fd, err, bad;
 
@@ -822,7 +798,7 @@ int main(int argc, char **argv)
 	family = fd < 0 ? fd : gs_nl_family(fd, &events_grp);
 	if (fd >= 0)
 		close(fd);
-	err = family < 0 ? family : find_gpus();
+	err = family < 0 ? family : gs_fuzz_find_gpus();
 	if (err < 0) {
 		printf("not ok 1 - fuzz-netlink: family or GPUs: %s\n", strerror(-err));
 		return 1;
@@ -846,13 +822,7 @@ int main(int argc, char **argv)
 	gs_watch(pids, o.procs + 1, o.procs, &o);
 
 	bad = gs_knobs_restore(knobs);
-	for (i = 0; i < NR_OPS; i++)
-		total += gs_sh->count[i];
-	printf("# %" PRIu64 " requests in %.1f s:", total,
-	       (gs_fuzz_now_ns() - start) / 1e9);
-	for (i = 0; i < NR_COUNTERS; i++)
-		printf("%s %s %" PRIu64, i % 6 ? "," : "\n#  ", op_names[i],
-		       gs_sh->count[i]);
+	total = gs_fuzz_print_counts("requests", start, NR_OPS, NR_COUNTERS);
 	printf("\n# errors:");
 	for (i = 1; i < MAX_ERRNO; i++)
 		if (errno_seen[i])
