@@ -163,20 +163,10 @@ static bool arbiter_alive(struct gpusched *g)
 	return poll(&p, 1, 0) <= 0 || !(p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
-static void arbiter_close(struct gpusched *g, bool forked)
-{
-	if (!forked && g->st)
-		munmap((void *)g->st, GPUSCHED_STATUS_SIZE);
-	g->st = NULL;
-	if (g->fd >= 0)
-		close(g->fd);
-	g->fd = -1;
-}
-
 const struct gs_backend gs_backend_arbiter = {
 	.name = "arbiter",
 	.open = arbiter_open,
 	.call = arbiter_call,
 	.alive = arbiter_alive,
-	.close = arbiter_close,
+	.close = gs_backend_close,
 };

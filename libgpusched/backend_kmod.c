@@ -54,7 +54,7 @@ static bool kmod_alive(struct gpusched *g)
 	return true;	/* the module cannot go away while a file is open */
 }
 
-static void kmod_close(struct gpusched *g, bool forked)
+void gs_backend_close(struct gpusched *g, bool forked)
 {
 	if (!forked && g->st)
 		munmap((void *)g->st, GPUSCHED_STATUS_SIZE);
@@ -69,5 +69,5 @@ const struct gs_backend gs_backend_kmod = {
 	.open = kmod_open,
 	.call = kmod_call,
 	.alive = kmod_alive,
-	.close = kmod_close,
+	.close = gs_backend_close,
 };

@@ -46,6 +46,8 @@ struct gpusched {
 
 extern const struct gs_backend gs_backend_kmod GS_HIDDEN;
 extern const struct gs_backend gs_backend_arbiter GS_HIDDEN;
+/* Both backends' close: unmap the page (not in a forked child), close. */
+void gs_backend_close(struct gpusched *g, bool forked) GS_HIDDEN;
 
 static inline uint32_t gs_status_flags(const struct gpusched *g)
 {
