@@ -183,22 +183,6 @@ static int log_count(const char *needle)
 	return n;
 }
 
-static void show_log(void)
-{
-	char buf[8192];
-	int fd = open(LOG, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	ksft_print_msg("%s:\n", LOG);
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		fputs(buf, stdout);
-	}
-	close(fd);
-}
-
 /*
  * The contenders' weights as the module reports them: how many of the
  * RULE_UID ones have @want, and whether every root one still has 100.
@@ -313,7 +297,7 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	ASSERT_LE(0, daemon);
 	ASSERT_TRUE(wait_until(weights(&t, gpu, pids, ids, RULE_WEIGHT, &others) ==
 				  NR_CONTENDERS / 2, APPLY_MS)) {
-		show_log();
+		nlt_show_file(LOG);
 	}
 
 	for (k = 0; k < kills; k++) {
@@ -403,7 +387,7 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	EXPECT_EQ(kills + 1, log_count("<5>connected to gpusched.ko"));
 	EXPECT_EQ(0, log_count("<3>"));
 	if (!_metadata->passed)
-		show_log();
+		nlt_show_file(LOG);
 	nlt_close(&t);
 }
 

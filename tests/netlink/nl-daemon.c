@@ -153,23 +153,6 @@ static bool log_has(const char *needle)
 	return strstr(buf, needle);
 }
 
-/* The daemon's log as diagnostics, for a failed test. */
-static void show_log(void)
-{
-	char buf[8192];
-	int fd = open(LOG, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return;
-	ksft_print_msg("%s:\n", LOG);
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		fputs(buf, stdout);
-	}
-	close(fd);
-}
-
 static void loopback_up(void)
 {
 	struct ifreq ifr = { 0 };
@@ -283,7 +266,7 @@ FIXTURE_SETUP(daemon)
 FIXTURE_TEARDOWN(daemon)
 {
 	if (!_metadata->passed)
-		show_log();
+		nlt_show_file(LOG);
 	if (self->daemon > 0) {
 		kill(self->daemon, SIGTERM);
 		gs_wait(self->daemon);

@@ -400,6 +400,23 @@ static inline __u64 nlt_client_id(struct nlt *t, int fd)
 	return id;
 }
 
+/* A file (the daemon's log) as diagnostics, for a failed test. */
+static inline void nlt_show_file(const char *path)
+{
+	char buf[8192];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	ksft_print_msg("%s:\n", path);
+	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		fputs(buf, stdout);
+	}
+	close(fd);
+}
+
 /* Drop to an unprivileged user for good. */
 static inline int nlt_drop_privileges(uid_t uid, gid_t gid)
 {
