@@ -144,14 +144,7 @@ static void status_sync(struct arb_client *c, uint64_t now)
 {
 	struct gpusched_status *st = c->page;
 	struct gs_pol_client *pc = &c->pol;
-	uint32_t flags = GPUSCHED_ST_ATTACHED;
-
-	if (pc->state == GS_POL_HOLDING)
-		flags |= GPUSCHED_ST_HOLDING;
-	if (pc->state == GS_POL_HOLDING && pc->yield_requested)
-		flags |= GPUSCHED_ST_YIELD;
-	if (pc->revoked)
-		flags |= GPUSCHED_ST_REVOKED;
+	uint32_t flags = gs_pol_status_flags(pc);
 	st->grant_gen = c->grant_gen;
 	st->slice_end_ns = pc->slice_end;
 	st->grace_ns = c->dev->pol.p.grace_ns;

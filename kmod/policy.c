@@ -646,6 +646,19 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 	return t <= now ? now + 1 : t;
 }
 
+u32 gs_pol_status_flags(const struct gs_pol_client *c)
+{
+	u32 flags = GPUSCHED_ST_ATTACHED;
+
+	if (c->state == GS_POL_HOLDING)
+		flags |= GPUSCHED_ST_HOLDING;
+	if (c->state == GS_POL_HOLDING && c->yield_requested)
+		flags |= GPUSCHED_ST_YIELD;
+	if (c->revoked)
+		flags |= GPUSCHED_ST_REVOKED;
+	return flags;
+}
+
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now)
 {
 	if (c->state == GS_POL_HOLDING)

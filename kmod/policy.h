@@ -155,6 +155,9 @@ void gs_pol_tick(struct gs_pol_dev *d, u64 now,
 		 struct gs_pol_effects *fx);
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);
 
+/* The status page's GPUSCHED_ST_* flags for @c's state. */
+u32 gs_pol_status_flags(const struct gs_pol_client *c);
+
 /* Held time of @c including the running grant. */
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now);
 

@@ -33,14 +33,7 @@ static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 {
 	struct gpusched_status *st = c->page;
 	struct gs_pol_client *pc = &c->pol;
-	u32 flags = GPUSCHED_ST_ATTACHED;
-
-	if (pc->state == GS_POL_HOLDING)
-		flags |= GPUSCHED_ST_HOLDING;
-	if (pc->state == GS_POL_HOLDING && pc->yield_requested)
-		flags |= GPUSCHED_ST_YIELD;
-	if (pc->revoked)
-		flags |= GPUSCHED_ST_REVOKED;
+	u32 flags = gs_pol_status_flags(pc);
 
 	WRITE_ONCE(st->grant_gen, c->grant_gen);
 	WRITE_ONCE(st->slice_end_ns, pc->slice_end);
