@@ -80,6 +80,20 @@ static inline uint64_t gs_below(struct gs_rng *r, uint64_t n)
 	return gs_rnd(r) % n;
 }
 
+/* An index into @w[@n], drawn with probability proportional to its weight. */
+static inline unsigned int gs_pick(struct gs_rng *r, const unsigned int *w,
+				   unsigned int n)
+{
+	unsigned int total = 0, i, x;
+
+	for (i = 0; i < n; i++)
+		total += w[i];
+	x = gs_below(r, total);
+	for (i = 0; x >= w[i]; i++)
+		x -= w[i];
+	return i;
+}
+
 static inline bool gs_chance(struct gs_rng *r, unsigned int pct)
 {
 	return gs_below(r, 100) < pct;

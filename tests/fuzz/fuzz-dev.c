@@ -882,15 +882,11 @@ static void op_rw(struct thr *t)
 static void *worker(void *arg)
 {
 	struct thr *t = arg;
-	unsigned int total = 0, i, r;
+	unsigned int i;
 
 	gs_sh->beat[t->w].tid = gs_gettid();
-	for (i = 0; i < NR_OPS; i++)
-		total += op_weight[i];
 	while (!gs_stopping()) {
-		r = gs_below(&t->rng, total);
-		for (i = 0; r >= op_weight[i]; i++)
-			r -= op_weight[i];
+		i = gs_pick(&t->rng, op_weight, NR_OPS);
 		gs_beat_begin(t->w, i);
 		switch (i) {
 		case OP_OPEN: op_open(t); break;

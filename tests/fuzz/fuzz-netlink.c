@@ -681,7 +681,7 @@ static void op_reopen(struct nlw *t)
 static int worker_process(int proc, const struct gs_fuzz_opts *o, bool priv)
 {
 	struct nlw *t = calloc(1, sizeof(*t));
-	unsigned int total = 0, i, r;
+	unsigned int i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (!priv)
@@ -694,12 +694,8 @@ static int worker_process(int proc, const struct gs_fuzz_opts *o, bool priv)
 	if (t->fd < 0)
 		return 1;
 	gs_sh->beat[t->w].tid = gs_gettid();
-	for (i = 0; i < NR_OPS; i++)
-		total += op_weight[i];
 	while (!gs_stopping()) {
-		r = gs_below(&t->rng, total);
-		for (i = 0; r >= op_weight[i]; i++)
-			r -= op_weight[i];
+		i = gs_pick(&t->rng, op_weight, NR_OPS);
 		gs_beat_begin(t->w, i);
 		switch (i) {
 		case OP_VALID: op_valid(t); break;
