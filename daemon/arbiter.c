@@ -150,6 +150,7 @@ static void status_sync(struct arb_client *c, uint64_t now)
 	st->grace_ns = c->dev->pol.p.grace_ns;
 	st->nr_waiting = c->dev->pol.nr_waiting;
 	st->nr_clients = c->dev->pol.nr_clients;
+	st->nr_latency = c->dev->pol.nr_latency;
 	st->held_ns = gs_pol_held_now(pc, now);
 	st->overruns = pc->overruns;
 	/* Clients load flags with acquire: the fields above are valid then. */

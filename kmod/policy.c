@@ -430,6 +430,8 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 		gs_pol_release(d, c, now, fx);
 	link_del(&c->node);
 	d->nr_clients--;
+	if (c->class == GPUSCHED_CLASS_LATENCY)
+		d->nr_latency--;
 	/* The caller frees @c: it must not be reported as granted later. */
 	if (fx->yield == c)
 		fx->yield = NULL;
@@ -473,6 +475,10 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 	if (was_capped)
 		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
 	c->weight = weight;
+	if (c->class == GPUSCHED_CLASS_LATENCY)
+		d->nr_latency--;
+	if (class == GPUSCHED_CLASS_LATENCY)
+		d->nr_latency++;
 	c->class = class;
 	c->cap_pct = cap_pct;
 	if (capped(c) && !was_capped)

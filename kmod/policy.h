@@ -89,6 +89,7 @@ struct gs_pol_dev {
 	struct gs_pol_bucket latency;	/* the latency class's budget */
 	u32 nr_clients;
 	u32 nr_waiting;
+	u32 nr_latency;		/* clients of the latency class */
 	/* totals */
 	u64 grants;
 	u64 overruns;

@@ -40,6 +40,7 @@ static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 	WRITE_ONCE(st->grace_ns, gpu->pol.p.grace_ns);
 	WRITE_ONCE(st->nr_waiting, gpu->pol.nr_waiting);
 	WRITE_ONCE(st->nr_clients, gpu->pol.nr_clients);
+	WRITE_ONCE(st->nr_latency, gpu->pol.nr_latency);
 	WRITE_ONCE(st->held_ns, gs_pol_held_now(pc, now));
 	WRITE_ONCE(st->overruns, pc->overruns);
 	/* Readers load flags with acquire: the fields above are valid then. */

@@ -150,6 +150,20 @@ static void config_read(void)
 	cfg.queue_alone_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_ALONE_US",
 							   50, 10000000, 20000,
 							   " (microseconds)");
+	cfg.queue_latency_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_LATENCY_US",
+							     50, 10000000, 300,
+							     " (microseconds)");
+	cfg.handover_ns = 1000ull * (uint64_t)env_long("GPUSCHED_HANDOVER_US", 0,
+							100000, 200,
+							" (microseconds, 0 to drain fully)");
+	/* A latency-class client comes back at once when it needs the GPU:
+	 * it gives the token to a waiter as soon as its work is done.
+	 */
+	cfg.idle_wanted_ns = 1000ull * (uint64_t)env_long("GPUSCHED_IDLE_WANTED_US", 0,
+							   10000000,
+							   cfg.sched_class == GPUSCHED_CLASS_LATENCY ?
+							   100 : (long)(cfg.idle_ns / 1000),
+							   " (microseconds)");
 
 	/* Under MPS the GPU runs contexts side by side: latency-class work
 	 * need not wait for the token, which then divides the time of the

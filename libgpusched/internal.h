@@ -68,6 +68,9 @@ struct gs_config {
 	unsigned int queue;		/* launches allowed on the GPU unfinished */
 	uint64_t queue_ns;		/* and GPU time queued, once known, */
 	uint64_t queue_alone_ns;	/* when nobody else uses the GPU */
+	uint64_t queue_latency_ns;	/* when a latency-class client may come */
+	uint64_t handover_ns;		/* yield with this much work left */
+	uint64_t idle_wanted_ns;	/* idle time to release when waited for */
 	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */
 	bool debug;
 	bool stats;

@@ -184,7 +184,7 @@ static struct {
 /* ------------------------------------------------------------------ */
 /* Per GPU and per context state */
 
-#define GS_RING 8
+#define GS_RING 32
 #define GS_QUEUE_UNMEASURED 4
 /* While someone waits for a token we hold: how often the idle thread looks. */
 #define GS_YIELD_POLL_NS 50000ull
@@ -397,17 +397,27 @@ static void ctx_forget(CUcontext ctx, int ordinal)
 /* ------------------------------------------------------------------ */
 /* Draining and the bounded queue */
 
+enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
+
 /*
- * Do other clients share @d's token? From the status page, whose counts
- * are current while we hold the token (they are rewritten with every
- * change of our state, and a newcomer who waits sets YIELD). Before the
- * token is open: assume so.
+ * Do other clients share @d's token, and may one of them need the GPU at
+ * once (latency class, not us)? From the status page, whose counts are
+ * current while we hold the token (they are rewritten with every change
+ * of our state or of a client's class, and a newcomer who waits sets
+ * YIELD). Before the token is open: assume shared.
  */
-static bool dev_shared(struct gs_dev *d)
+static enum gs_sharing dev_sharing(struct gs_dev *d)
 {
 	struct gpusched *g = atomic_load(&d->g);
+	uint32_t lat, mine;
 
-	return !g || __atomic_load_n(&g->st->nr_clients, __ATOMIC_RELAXED) > 1;
+	if (!g)
+		return SHARED;
+	if (__atomic_load_n(&g->st->nr_clients, __ATOMIC_RELAXED) <= 1)
+		return ALONE;
+	lat = __atomic_load_n(&g->st->nr_latency, __ATOMIC_RELAXED);
+	mine = gs_config()->sched_class == GPUSCHED_CLASS_LATENCY;
+	return lat > mine ? SHARED_LATENCY : SHARED;
 }
 
 /* Somebody waits for @g's token, or is about to be asked for it. */
@@ -468,12 +478,61 @@ static bool ctx_busy(struct gs_ctx *cs)
 }
 
 /*
- * Stop this process's launches on @d and wait for its work to finish.
- * Called with d->lock held; the caller clears d->draining once the token
- * is given away (or kept).
+ * Wait until at most @left_ns of @cs's queued work is unfinished, by its
+ * measured GPU time per launch: the early hand-over. The token is then
+ * given away while our last kernels run, so the next holder's wake-up
+ * and first launches overlap them; the GPU runs its kernels once our
+ * context has no work left. Without a measurement, or when no event marks
+ * a point close enough to the end: wait for everything (ctx_sync).
  */
-static void drain_locked(struct gs_dev *d)
+static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 {
+	pthread_mutex_lock(&cs->lock);
+	while (cs->est_ns && left_ns && !atomic_load(&cs->dead)) {
+		uint64_t est = cs->est_ns, seq = cs->head_seq;
+		unsigned int i, slot = cs->head;
+		CUevent ev;
+
+		if ((cs->launches - cs->done) * est <= left_ns) {
+			pthread_mutex_unlock(&cs->lock);
+			return;
+		}
+		/* The oldest event with little enough left after it. */
+		for (i = 0; i < cs->nr; i++) {
+			slot = (cs->head + i) % cs->nr_events;
+			if ((cs->launches - cs->ev_mark[slot]) * est <= left_ns)
+				break;
+		}
+		if (i == cs->nr)
+			break;
+		ev = cs->ev[slot];
+		cs->throttled++;
+		pthread_mutex_unlock(&cs->lock);
+		real.cuEventSynchronize(ev);
+		pthread_mutex_lock(&cs->lock);
+		cs->throttled--;
+		if (cs->head_seq == seq) {
+			/* Pop it and the events before it. */
+			cs->done = cs->ev_mark[slot];
+			cs->head = (slot + 1) % cs->nr_events;
+			cs->head_seq += i + 1;
+			cs->nr -= i + 1;
+			cs->last_pop_ns = 0;
+		}
+	}
+	pthread_mutex_unlock(&cs->lock);
+	ctx_sync(cs);
+}
+
+/*
+ * Stop this process's launches on @d and wait for its work to finish, or,
+ * @early, for all but GPUSCHED_HANDOVER_US of it (ctx_drain_to()). Called
+ * with d->lock held; the caller clears d->draining once the token is
+ * given away (or kept).
+ */
+static void drain_locked(struct gs_dev *d, bool early)
+{
+	uint64_t left_ns = early ? gs_config()->handover_ns : 0;
 	unsigned int spins = 0;
 
 	atomic_store(&d->draining, true);
@@ -488,7 +547,7 @@ static void drain_locked(struct gs_dev *d)
 		}
 	}
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
-		ctx_sync(cs);
+		ctx_drain_to(cs, left_ns);
 	STAT_INC(drains);
 }
 
@@ -503,8 +562,18 @@ static void drain_locked(struct gs_dev *d)
 static uint64_t queue_limit(const struct gs_ctx *cs)
 {
 	const struct gs_config *c = gs_config();
-	bool shared = dev_shared(cs->d);
-	uint64_t n = c->queue, ns = shared ? c->queue_ns : c->queue_alone_ns;
+	uint64_t n = c->queue, ns = c->queue_alone_ns;
+
+	switch (dev_sharing(cs->d)) {
+	case SHARED_LATENCY:
+		ns = c->queue_latency_ns;
+		break;
+	case SHARED:
+		ns = c->queue_ns;
+		break;
+	case ALONE:
+		break;
+	}
 
 	if (cs->est_ns && ns / cs->est_ns < n)
 		n = ns / cs->est_ns;
@@ -529,26 +598,33 @@ static void throttle(struct gs_ctx *cs)
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
 		uint64_t now;
+		bool waited;
 
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
 		STAT_INC(throttle_waits);
-		real.cuEventSynchronize(ev);
+		/* An event that completed before we looked tells nothing of
+		 * when: only one we saw complete is a time stamp.
+		 */
+		waited = !real.cuEventQuery ||
+			 real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY;
+		if (waited)
+			real.cuEventSynchronize(ev);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
 		if (cs->head_seq == seq) {	/* nobody popped it meanwhile */
-			/* The queue was full since the last throttled pop, so
+			/* Both stamps seen and the queue full since the first:
 			 * the GPU ran our launches back to back in between.
 			 */
-			if (cs->last_pop_ns && mark > cs->last_pop_mark) {
+			if (waited && cs->last_pop_ns && mark > cs->last_pop_mark) {
 				uint64_t sample = (now - cs->last_pop_ns) /
 						  (mark - cs->last_pop_mark);
 
 				cs->est_ns = cs->est_ns ? (3 * cs->est_ns + sample) / 4
 							: sample;
 			}
-			cs->last_pop_ns = now;
+			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
 			cs->done = mark;
 			cs->head = (cs->head + 1) % cs->nr_events;
@@ -568,6 +644,15 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 	pthread_mutex_lock(&cs->lock);
 	cs->launches++;
 	every = (queue_limit(cs) + 3) / 4;
+	/* An early hand-over waits for the event that leaves at most
+	 * GPUSCHED_HANDOVER_US of work queued: mark at least that often.
+	 */
+	if (cs->est_ns && gs_config()->handover_ns) {
+		uint64_t h = gs_config()->handover_ns / cs->est_ns;
+
+		if (h < every)
+			every = h ? h : 1;
+	}
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
 	if (cs->launches - cs->last_mark >= every && rec &&
 	    cs->nr < cs->nr_events) {
@@ -692,8 +777,9 @@ static int gate_slow(struct gs_dev *d)
 	fl = gs_status_flags(g);
 	if ((fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
 		goto out;	/* another thread got it for us */
+	/* A revoked grant's leftovers must finish before we ask again. */
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
-		drain_locked(d);
+		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
 	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
 	/* EAGAIN: granted and revoked before we ran; queue again. */
 	do {
@@ -790,6 +876,8 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 			}
 	}
 	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
+	if (dev_wanted(g, fl) && gs_config()->idle_wanted_ns < idle_ns)
+		idle_ns = gs_config()->idle_wanted_ns;
 	if (!yield && now - d->seen_at < idle_ns) {
 		uint64_t at = d->seen_at + idle_ns;
 
@@ -803,7 +891,7 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		pthread_mutex_unlock(&d->lock);
 		return true;
 	}
-	drain_locked(d);
+	drain_locked(d, true);
 	if (atomic_load(&d->launches) != n) {
 		/* A launch slipped in before the flag: still busy. */
 		atomic_store(&d->draining, false);
@@ -904,6 +992,11 @@ static void print_stats(void)
 	       STAT_GET(throttle_waits), STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       c->label[0] ? " label=" : "", c->label);
+	/* What the queue bound was measured against, per context. */
+	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f",
+		       (void *)cs->ctx, cs->d->name,
+		       (unsigned long long)cs->launches, cs->est_ns / 1000.0);
 }
 
 /*
@@ -932,7 +1025,7 @@ static void at_exit(void)
 			continue;
 		g = atomic_load(&d->g);
 		if (g && (gs_status_flags(g) & GPUSCHED_ST_HOLDING)) {
-			drain_locked(d);
+			drain_locked(d, false);
 			gpusched_release(g);
 			atomic_store(&d->draining, false);
 		}

@@ -11,7 +11,8 @@
  *    GPU in the shared file $GS_DOUBLE_SHM is held by this pid (a robust
  *    process-shared mutex, so a killed process's kernel ends with it); a
  *    kernel that starts while another process's kernel runs counts a
- *    violation there (two processes on the GPU at once);
+ *    violation there (two processes on the GPU at once), and how much of
+ *    the other kernel was left then (the early hand-over's overlap);
  *  - copies and memsets take no GPU time and do not mark the GPU: they run
  *    on copy engines, which libgpusched does not gate;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
@@ -142,10 +143,25 @@ static void *worker(void *arg)
 				r = 0;
 			}
 			owned = !r;
-			if (owned)
+			if (owned) {
+				__atomic_store_n(&g->busy_until, end, __ATOMIC_SEQ_CST);
 				__atomic_store_n(&g->owner, me, __ATOMIC_SEQ_CST);
-			else if (__atomic_load_n(&g->owner, __ATOMIC_SEQ_CST) != me)
+			} else if (__atomic_load_n(&g->owner, __ATOMIC_SEQ_CST) != me) {
+				uint64_t until = __atomic_load_n(&g->busy_until,
+								 __ATOMIC_SEQ_CST);
+				uint64_t left = until > start ? (until - start) / 1000 : 0;
+				uint64_t max = __atomic_load_n(&g->overlap_max_us,
+							       __ATOMIC_SEQ_CST);
+
 				__atomic_fetch_add(&g->violations, 1, __ATOMIC_SEQ_CST);
+				/* How early: what the other kernel had left. */
+				while (left > max &&
+				       !__atomic_compare_exchange_n(&g->overlap_max_us,
+								    &max, left, false,
+								    __ATOMIC_SEQ_CST,
+								    __ATOMIC_SEQ_CST))
+					;
+			}
 			ts.tv_sec = (time_t)(end / 1000000000ull);
 			ts.tv_nsec = (long)(end % 1000000000ull);
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)

@@ -25,6 +25,9 @@ struct gsd_gpu {
 	uint64_t violations;	/* work started while another pid's ran */
 	uint64_t kernels;	/* kernels executed, all processes */
 	uint64_t busy_us;	/* their nominal duration */
+	uint64_t busy_until;	/* CLOCK_MONOTONIC ns: the running kernel's end */
+	uint64_t overlap_max_us;	/* most of another pid's kernel left
+					 * when a violating one started */
 };
 
 struct gsd_shm {

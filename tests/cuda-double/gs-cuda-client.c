@@ -410,10 +410,11 @@ static int report(const char *path)
 		return 2;
 	}
 	for (uint32_t i = 0; i < s->nr_gpus && i < GSD_MAX_GPUS; i++)
-		printf("gpu=%u violations=%llu kernels=%llu busy_us=%llu\n", i,
-		       (unsigned long long)s->gpu[i].violations,
+		printf("gpu=%u violations=%llu kernels=%llu busy_us=%llu overlap_max_us=%llu\n",
+		       i, (unsigned long long)s->gpu[i].violations,
 		       (unsigned long long)s->gpu[i].kernels,
-		       (unsigned long long)s->gpu[i].busy_us);
+		       (unsigned long long)s->gpu[i].busy_us,
+		       (unsigned long long)s->gpu[i].overlap_max_us);
 	return 0;
 }
 

@@ -243,6 +243,19 @@ int main(void)
 		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		   "unprivileged: may lower its share, not raise it (failed checks 0x%x)",
 		   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		/* The holder's page counts latency-class clients: it keeps
+		 * less queued while one may need the GPU at once.
+		 */
+		EXPECT(gpusched_acquire(g, GPUSCHED_FOREVER), 0);
+		ok(g->st->nr_latency == 1, "the holder's page counts 1 latency-class client (%u)",
+		   g->st->nr_latency);
+		EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_LATENCY, GPUSCHED_KEEP), 0);
+		ok(g->st->nr_latency == 2, "and 2 once the other joins the class (%u)",
+		   g->st->nr_latency);
+		EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_NORMAL, GPUSCHED_KEEP), 0);
+		EXPECT(gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_BATCH, GPUSCHED_KEEP), 0);
+		ok(g->st->nr_latency == 0, "and 0 once both left it (%u)", g->st->nr_latency);
+		EXPECT(gpusched_release(g), 0);
 	} else {
 		printf("ok %d - # SKIP privilege checks need root\n", ++n);
 	}

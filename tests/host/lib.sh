@@ -87,8 +87,12 @@ export LD_LIBRARY_PATH="$GS_DOUBLE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPUSCHED_ARBITER="$T/arbiter.sock"
 export GPUSCHED_BACKEND="$BACKEND"
 unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
-	GPUSCHED_LABEL GPUSCHED_IDLE_US GPUSCHED_QUEUE GPUSCHED_QUEUE_US GS_START_AT
+	GPUSCHED_LABEL GPUSCHED_IDLE_US GPUSCHED_QUEUE GPUSCHED_QUEUE_US GS_START_AT \
+	GPUSCHED_QUEUE_ALONE_US GPUSCHED_QUEUE_LATENCY_US GPUSCHED_IDLE_WANTED_US
 export GPUSCHED_STATS=1
+# The tests check that two processes never have work on the GPU at once:
+# no early hand-over (55-lib-handover.t tests that on its own).
+export GPUSCHED_HANDOVER_US=0
 
 # "client" as the first word of run_bg/run_fg: under the library.
 client() {
@@ -167,6 +171,13 @@ start_at() {
 value() {
 	awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "=");
 		if (n && substr($i, 1, n - 1) == k) { print substr($i, n + 1); exit } } }' "$2"
+}
+
+# overlap_max [GPU]: the most of one process's kernel left when another's
+# started (microseconds).
+overlap_max() {
+	"$GS_CLIENT" --report "$GS_DOUBLE_SHM" | awk -v g="${1:-0}" \
+		'$1 == "gpu=" g { sub("overlap_max_us=", "", $5); print $5 }'
 }
 
 violations() {

@@ -220,7 +220,14 @@ struct gpusched_status {
 	__u32 nr_clients;		/* clients attached to this GPU */
 	__u64 held_ns;			/* as in gpusched_client_info */
 	__u64 overruns;
-	__u64 reserved[8];
+	/*
+	 * Latency-class clients attached (current where nr_clients is): a
+	 * holder keeps less work queued while one may need the GPU at once.
+	 * 0 from modules older than this field (it was reserved).
+	 */
+	__u32 nr_latency;
+	__u32 reserved32;
+	__u64 reserved[7];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7
