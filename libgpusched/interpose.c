@@ -562,11 +562,16 @@ static void drain_locked(struct gs_dev *d, bool early)
 static uint64_t queue_limit(const struct gs_ctx *cs)
 {
 	const struct gs_config *c = gs_config();
-	uint64_t n = c->queue, ns = c->queue_alone_ns;
+	uint64_t n = c->queue, ns = c->queue_alone_ns, floor = 2;
 
 	switch (dev_sharing(cs->d)) {
 	case SHARED_LATENCY:
+		/* Kernels longer than the bound run one at a time: each
+		 * costs a CPU round trip, but a latency client waits for
+		 * one kernel, not two.
+		 */
 		ns = c->queue_latency_ns;
+		floor = 1;
 		break;
 	case SHARED:
 		ns = c->queue_ns;
@@ -587,7 +592,7 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 	 * cut a busy pair of 100 us clients from 0.947 to 0.674 of the GPU
 	 * (Documentation/benchmarks.md).
 	 */
-	return n < 2 ? 2 : n;
+	return n < floor ? floor : n;
 }
 
 /* Wait while too many launches of @cs may still be unfinished. */
