@@ -145,7 +145,7 @@ static void config_read(void)
 	cfg.queue = (unsigned int)env_long("GPUSCHED_QUEUE", 2, 1024, 1024,
 					   " (launches)");
 	cfg.queue_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_US", 100,
-						     10000000, 2000,
+						     10000000, 10000,
 						     " (microseconds)");
 	cfg.queue_alone_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_ALONE_US",
 							   50, 10000000, 20000,
@@ -154,7 +154,7 @@ static void config_read(void)
 							     50, 10000000, 300,
 							     " (microseconds)");
 	cfg.handover_ns = 1000ull * (uint64_t)env_long("GPUSCHED_HANDOVER_US", 0,
-							100000, 200,
+							100000, 600,
 							" (microseconds, 0 to drain fully)");
 	/* A latency-class client comes back at once when it needs the GPU:
 	 * it gives the token to a waiter as soon as its work is done.

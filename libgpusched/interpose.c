@@ -184,10 +184,12 @@ static struct {
 /* ------------------------------------------------------------------ */
 /* Per GPU and per context state */
 
-#define GS_RING 32
+#define GS_RING 8
 #define GS_QUEUE_UNMEASURED 4
 /* While someone waits for a token we hold: how often the idle thread looks. */
 #define GS_YIELD_POLL_NS 50000ull
+/* An early hand-over spins this last stretch rather than trust a wake-up. */
+#define GS_SPIN_NS 100000ull
 
 struct gs_dev;
 
@@ -399,6 +401,15 @@ static void ctx_forget(CUcontext ctx, int ordinal)
 
 enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
 
+/* The token's grace time, from the status page (0 before it is open). */
+static uint64_t grace_ns(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_load(&d->g);
+	uint64_t ns = g ? __atomic_load_n(&g->st->grace_ns, __ATOMIC_RELAXED) : 0;
+
+	return ns ? ns : UINT64_MAX;
+}
+
 /*
  * Do other clients share @d's token, and may one of them need the GPU at
  * once (latency class, not us)? From the status page, whose counts are
@@ -478,50 +489,73 @@ static bool ctx_busy(struct gs_ctx *cs)
 }
 
 /*
- * Wait until at most @left_ns of @cs's queued work is unfinished, by its
- * measured GPU time per launch: the early hand-over. The token is then
- * given away while our last kernels run, so the next holder's wake-up
- * and first launches overlap them; the GPU runs its kernels once our
- * context has no work left. Without a measurement, or when no event marks
- * a point close enough to the end: wait for everything (ctx_sync).
+ * Wait until about @left_ns of @cs's queued work is left unfinished: the
+ * early hand-over. The token is then given away while our last kernels
+ * run, so that the next holder's wake-up and first launches overlap them
+ * and its kernels are queued by the time ours end (the GPU switches
+ * contexts once ours has no work). The end is predicted from the newest
+ * event with more than @left_ns of work after it, seen completing, and
+ * the measured GPU time per launch. Without a measurement, or with no
+ * event to go by: wait for everything (ctx_sync).
  */
 static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 {
+	uint64_t until = 0;
+
 	pthread_mutex_lock(&cs->lock);
 	while (cs->est_ns && left_ns && !atomic_load(&cs->dead)) {
-		uint64_t est = cs->est_ns, seq = cs->head_seq;
-		unsigned int i, slot = cs->head;
+		uint64_t est = cs->est_ns, seq = cs->head_seq, now, after;
+		unsigned int i = 0, slot;
 		CUevent ev;
 
 		if ((cs->launches - cs->done) * est <= left_ns) {
 			pthread_mutex_unlock(&cs->lock);
 			return;
 		}
-		/* The oldest event with little enough left after it. */
-		for (i = 0; i < cs->nr; i++) {
-			slot = (cs->head + i) % cs->nr_events;
-			if ((cs->launches - cs->ev_mark[slot]) * est <= left_ns)
-				break;
-		}
-		if (i == cs->nr)
+		if (!cs->nr)
 			break;
+		for (unsigned int k = 1; k < cs->nr; k++) {
+			slot = (cs->head + k) % cs->nr_events;
+			if ((cs->launches - cs->ev_mark[slot]) * est > left_ns)
+				i = k;
+		}
+		slot = (cs->head + i) % cs->nr_events;
 		ev = cs->ev[slot];
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
 		real.cuEventSynchronize(ev);
+		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
-		if (cs->head_seq == seq) {
-			/* Pop it and the events before it. */
-			cs->done = cs->ev_mark[slot];
-			cs->head = (slot + 1) % cs->nr_events;
-			cs->head_seq += i + 1;
-			cs->nr -= i + 1;
-			cs->last_pop_ns = 0;
+		if (cs->head_seq != seq)
+			continue;	/* a throttled launch popped it: look again */
+		cs->done = cs->ev_mark[slot];
+		cs->head = (slot + 1) % cs->nr_events;
+		cs->head_seq += i + 1;
+		cs->nr -= i + 1;
+		cs->last_pop_ns = 0;
+		after = (cs->launches - cs->done) * est;
+		if (after > left_ns) {
+			until = now + after - left_ns;
+			break;
 		}
 	}
 	pthread_mutex_unlock(&cs->lock);
-	ctx_sync(cs);
+	if (!until) {
+		ctx_sync(cs);
+		return;
+	}
+	/* Sleep most of the way, spin the rest: a wake-up can be late. */
+	if (until > gs_now_ns() + GS_SPIN_NS) {
+		uint64_t t = until - GS_SPIN_NS;
+		struct timespec ts = { (time_t)(t / 1000000000ull),
+				       (long)(t % 1000000000ull) };
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	while (gs_now_ns() < until)
+		;
 }
 
 /*
@@ -579,6 +613,9 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 	case ALONE:
 		break;
 	}
+	/* A holder asked to yield must be done within the grace time. */
+	if (ns > grace_ns(cs->d) / 2)
+		ns = grace_ns(cs->d) / 2;
 
 	if (cs->est_ns && ns / cs->est_ns < n)
 		n = ns / cs->est_ns;
@@ -588,9 +625,10 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 	if (!cs->est_ns && n > GS_QUEUE_UNMEASURED)
 		n = GS_QUEUE_UNMEASURED;
 	/* The next kernel is always queued, so that the GPU does not wait
-	 * for the CPU. Shallow queues starve it: on the H200 a 250 us bound
-	 * cut a busy pair of 100 us clients from 0.947 to 0.674 of the GPU
-	 * (Documentation/benchmarks.md).
+	 * for the CPU (but see SHARED_LATENCY). With the early hand-over a
+	 * deep queue costs no idle GPU at a yield, only a later one: PyTorch
+	 * loops, which launch at Python's pace, keep the GPU busy only with
+	 * ~10 ms queued (Documentation/benchmarks.md).
 	 */
 	return n < floor ? floor : n;
 }
@@ -649,15 +687,6 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 	pthread_mutex_lock(&cs->lock);
 	cs->launches++;
 	every = (queue_limit(cs) + 3) / 4;
-	/* An early hand-over waits for the event that leaves at most
-	 * GPUSCHED_HANDOVER_US of work queued: mark at least that often.
-	 */
-	if (cs->est_ns && gs_config()->handover_ns) {
-		uint64_t h = gs_config()->handover_ns / cs->est_ns;
-
-		if (h < every)
-			every = h ? h : 1;
-	}
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
 	if (cs->launches - cs->last_mark >= every && rec &&
 	    cs->nr < cs->nr_events) {
