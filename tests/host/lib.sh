@@ -124,6 +124,9 @@ service() {
 			# How it ended tells a crash from a kill from a hang.
 			if kill -0 "$ARB_PID" 2>/dev/null; then
 				how="still running after 10 s"
+				# Not left behind holding the test's output open.
+				kill "$ARB_PID" 2>/dev/null
+				wait "$ARB_PID" 2>/dev/null
 			else
 				wait "$ARB_PID"
 				how="exit status $?"
