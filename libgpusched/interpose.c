@@ -401,7 +401,7 @@ static void ctx_forget(CUcontext ctx, int ordinal)
 
 enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
 
-/* The token's grace time, from the status page (0 before it is open). */
+/* The token's grace time, from the status page; before it is open: none. */
 static uint64_t grace_ns(struct gs_dev *d)
 {
 	struct gpusched *g = atomic_load(&d->g);
