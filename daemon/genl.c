@@ -63,6 +63,8 @@ static const char *const client_attr_names[GPUSCHED_A_CLIENT_MAX + 1] = {
 	[GPUSCHED_A_CLIENT_CLASS] = "class",
 	[GPUSCHED_A_CLIENT_CAP_PCT] = "cap",
 	[GPUSCHED_A_CLIENT_STATE] = "state",
+	[GPUSCHED_A_CLIENT_POLICY_SET] = "policy-set",
+	[GPUSCHED_A_CLIENT_POLICY_LOWERED] = "policy-lowered",
 };
 
 static const char *const gpu_attr_names[GPUSCHED_A_GPU_MAX + 1] = {
@@ -418,6 +420,12 @@ static int parse_client(struct nlmsghdr *nlh, struct gs_client_rec *c)
 	get_u64(tb, GPUSCHED_A_CLIENT_WAIT_NS_MAX, &c->wait_ns_max);
 	get_u64(tb, GPUSCHED_A_CLIENT_OVERRUNS, &c->overruns);
 	get_u64(tb, GPUSCHED_A_CLIENT_YIELDS, &c->yields);
+	c->has_marks = tb[GPUSCHED_A_CLIENT_POLICY_SET] &&
+		       nla_len(tb[GPUSCHED_A_CLIENT_POLICY_SET]) >= 4;
+	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_SET, &c->policy_set);
+	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_LOWERED, &c->policy_lowered);
+	c->policy_set &= GPUSCHED_PARAM_ALL;
+	c->policy_lowered &= GPUSCHED_PARAM_ALL;
 	return 0;
 }
 
@@ -519,7 +527,8 @@ nomem:
 }
 
 int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
-		     int64_t gpu, const struct gpusched_params *p)
+		     int64_t gpu, const struct gpusched_params *p,
+		     int64_t policy)
 {
 	struct nl_msg *msg = new_msg(nl, 0, GPUSCHED_CMD_SET_CLIENT);
 	struct gs_req r = { 0 };
@@ -534,7 +543,9 @@ int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
 	    ((p->mask & GPUSCHED_PARAM_CLASS) &&
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CLASS, p->class)) ||
 	    ((p->mask & GPUSCHED_PARAM_CAP) &&
-	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CAP_PCT, p->cap_pct))) {
+	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CAP_PCT, p->cap_pct)) ||
+	    (policy >= 0 &&
+	     nla_put_u32(msg, GPUSCHED_A_CLIENT_POLICY_SET, (uint32_t)policy))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}
