@@ -45,6 +45,7 @@ struct gs_req {
 	struct gs_nl *nl;
 	struct nl_msg *msg;	/* the request, to name a rejected attribute */
 	int err;		/* 0 or -errno */
+	uint32_t seq;		/* of the request */
 	bool done;
 	int (*parse)(struct gs_req *r, struct nlmsghdr *nlh);
 	void *out;		/* of parse: an array and its size */
@@ -282,6 +283,14 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+/* Only the replies to this request: others are left from an earlier one. */
+static int on_seq(struct nl_msg *msg, void *arg)
+{
+	struct gs_req *r = arg;
+
+	return nlmsg_hdr(msg)->nlmsg_seq == r->seq ? NL_OK : NL_SKIP;
+}
+
 /* Room for one more record in the request's output array. */
 static void *out_next(struct gs_req *r)
 {
@@ -300,8 +309,15 @@ static void *out_next(struct gs_req *r)
 /* Send @msg (consumed) and collect the reply, the dump or the ack. */
 static int gs_request(struct gs_nl *nl, struct nl_msg *msg, struct gs_req *r)
 {
-	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	/*
+	 * On the socket's callbacks: libnl's defaults, or a test transport
+	 * that stands in for the kernel (tests/fuzz/lf-nlevents.c).
+	 */
+	struct nl_cb *base = nl_socket_get_cb(nl->sk);
+	struct nl_cb *cb = base ? nl_cb_clone(base) : NULL;
 	int err;
+
+	nl_cb_put(base);
 
 	nl->errmsg[0] = '\0';
 	r->nl = nl;
@@ -314,18 +330,30 @@ static int gs_request(struct gs_nl *nl, struct nl_msg *msg, struct gs_req *r)
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, r);
 	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, r);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
+	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, on_seq, r);
 	err = nl_send_auto(nl->sk, msg);
 	if (err < 0) {
 		r->err = nle_to_errno(err);
 		goto out;
 	}
+	r->seq = nlmsg_hdr(msg)->nlmsg_seq;
+	/*
+	 * Up to this request's last message (the ack, the error, DONE), even
+	 * after a reply that could not be used: what is left unread would
+	 * be taken for the answer to the next request, and every request
+	 * after it would get its predecessor's. Only a failure to receive
+	 * ends the wait early; replies that the seq check finds are not
+	 * ours, left from such a request, are skipped.
+	 */
 	while (!r->done) {
 		err = nl_recvmsgs(nl->sk, cb);
-		/* The error handler has the kernel's errno; keep it. */
-		if (err < 0 && !r->err)
-			r->err = nle_to_errno(err);
-		if (r->err)
-			break;
+		if (err < 0) {
+			/* The error handler has the kernel's errno; keep it. */
+			if (!r->err)
+				r->err = nle_to_errno(err);
+			if (!r->done)
+				break;
+		}
 	}
 out:
 	nl_cb_put(cb);
@@ -420,6 +448,9 @@ static int parse_client(struct nlmsghdr *nlh, struct gs_client_rec *c)
 	get_u64(tb, GPUSCHED_A_CLIENT_WAIT_NS_MAX, &c->wait_ns_max);
 	get_u64(tb, GPUSCHED_A_CLIENT_OVERRUNS, &c->overruns);
 	get_u64(tb, GPUSCHED_A_CLIENT_YIELDS, &c->yields);
+	/* Ids start at 1; a record without one names no client. */
+	if (!c->id)
+		return -EBADMSG;
 	c->has_marks = tb[GPUSCHED_A_CLIENT_POLICY_SET] &&
 		       nla_len(tb[GPUSCHED_A_CLIENT_POLICY_SET]) >= 4;
 	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_SET, &c->policy_set);

@@ -419,8 +419,9 @@ static void resync(void)
 		D.resync = true;
 		return;
 	}
-	/* In id order: the table's, and that of attaching. */
-	qsort(cl, n, sizeof(*cl), cmp_id);
+	/* In id order: the table's, and that of attaching. No clients: no array. */
+	if (n)
+		qsort(cl, n, sizeof(*cl), cmp_id);
 	for (i = 0; i < n; i++)
 		client_apply(&cl[i]);
 	/* Forget clients that left while we were not listening. */
@@ -532,7 +533,8 @@ static int render_metrics(void *arg, FILE *f)
 			gs_log(LOG_WARNING, "metrics: %s", errtext(err));
 			goto out;
 		}
-		qsort(cl, d.nr_clients, sizeof(*cl), cmp_id);
+		if (d.nr_clients)
+			qsort(cl, d.nr_clients, sizeof(*cl), cmp_id);
 	}
 	d.gpus = gpus;
 	d.clients = cl;

@@ -82,9 +82,10 @@
  *
  * GPUSCHED_CMD_GET_CLIENT (dump; optional GPUSCHED_A_CLIENT_GPU filter)
  *	Reply per client: GPUSCHED_A_CLIENT_* : GPU, ID (unique for the life
- *	of the module), PID, COMM, UID, GID, CGROUP_ID, WEIGHT, CLASS, CAP_PCT,
- *	STATE, HELD_NS, GRANTS, WAIT_NS_TOTAL, WAIT_NS_MAX, OVERRUNS, YIELDS,
- *	POLICY_SET, POLICY_LOWERED. Large dumps span several messages.
+ *	of the module, never 0), PID, COMM, UID, GID, CGROUP_ID, WEIGHT,
+ *	CLASS, CAP_PCT, STATE, HELD_NS, GRANTS, WAIT_NS_TOTAL, WAIT_NS_MAX,
+ *	OVERRUNS, YIELDS, POLICY_SET, POLICY_LOWERED. Large dumps span
+ *	several messages.
  *
  *	POLICY_SET and POLICY_LOWERED (since the module of 2026-11-30; an
  *	older one does not send them) are masks of GPUSCHED_PARAM_* that say
