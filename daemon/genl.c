@@ -200,7 +200,7 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
 	struct gs_req *r = arg;
 	struct nlattr *a;
-	size_t off = sizeof(*e);
+	size_t off = sizeof(*e), total;
 	int len, rem, bad = 0, missing = 0;
 	int cmd = genlmsg_hdr(nlmsg_hdr(r->msg))->cmd;
 	const char *(*name)(int) = cmd == GPUSCHED_CMD_GET_GPU ||
@@ -214,11 +214,21 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 	r->done = true;
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
 		return NL_STOP;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+	/*
+	 * libnl checked that the message is whole and holds *e, no more.
+	 * Uncapped, the request comes back whole before the attributes: its
+	 * length is the message's word, not to be trusted with an offset.
+	 */
+	total = nlh->nlmsg_len - NLMSG_HDRLEN;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED)) {
+		if (e->msg.nlmsg_len < NLMSG_HDRLEN ||
+		    e->msg.nlmsg_len - NLMSG_HDRLEN > total - off)
+			return NL_STOP;
 		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
-	if (len <= 0)
+	}
+	if (total <= off)
 		return NL_STOP;
+	len = (int)(total - off);
 	nla_for_each_attr(a, (struct nlattr *)((char *)e + off), len, rem) {
 		switch (nla_type(a)) {
 		case NLMSGERR_ATTR_MSG:
