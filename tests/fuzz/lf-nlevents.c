@@ -19,10 +19,11 @@
  *
  * Checks, beyond the sanitizers: every request is well formed (an id,
  * values in range, POLICY_SET only to a module that reports marks and
- * only for fields it sets); and after each reload and each restart of
- * the daemon (its tables lost, the module's marks kept) with no wrong
- * answer since the last check, every client carries what the policy in
- * force says, as gpuschedd(8) promises: a rule's fields its values
+ * only for fields it sets); that a client that attached while every
+ * answer was right has its rule's values, marked; and after each reload
+ * and each restart of the daemon (its tables lost, the module's marks
+ * kept) with no wrong answer since the last check, every client carries
+ * what the policy in force says, as gpuschedd(8) promises: a rule's fields its values
  * (unless the client lowered one itself below it), a field no rule sets
  * the default if a policy set it, the client's own lowering only as far
  * as it is below the default, and anything else untouched.
@@ -611,6 +612,36 @@ static const char *pick(const char *const *v, size_t n, char *raw, size_t size)
 
 #define PICK(v, raw) pick(v, sizeof(v) / sizeof(v[0]), raw, sizeof(raw))
 
+/*
+ * A client that attached while every answer was right: the first rule
+ * that matches it gave it its fields, marked as the policy's.
+ */
+static void check_attached(const struct mclient *c)
+{
+	struct gpusched_params want = { 0 };
+	const struct gs_rule *r;
+	struct gs_proc p;
+
+	gs_proc_init(&p, (pid_t)c->pid, c->uid, c->gid, c->comm);
+	r = gs_rules_match(D.pol, &p);
+	gs_proc_release(&p);
+	if (r)
+		want = r->set;
+	if (((want.mask & GPUSCHED_PARAM_WEIGHT) ? want.weight :
+	     GPUSCHED_WEIGHT_DEFAULT) != c->weight ||
+	    ((want.mask & GPUSCHED_PARAM_CLASS) ? want.class :
+	     GPUSCHED_CLASS_NORMAL) != c->class ||
+	    ((want.mask & GPUSCHED_PARAM_CAP) ? want.cap_pct :
+	     GPUSCHED_CAP_NONE) != c->cap ||
+	    (M.marks && c->pset != (want.mask & GPUSCHED_PARAM_ALL))) {
+		fprintf(stderr, "client %llu attached: %u %u %u marks %u, rule %s\n",
+			(unsigned long long)c->id, c->weight, c->class, c->cap,
+			c->pset, r ? r->name : "none");
+		abort();
+	}
+	S.checks++;
+}
+
 static void attach(void)
 {
 	static const char *const comms[] = { "python3", "trainer", "infer-srv", "" };
@@ -622,6 +653,7 @@ static void attach(void)
 	static const uint32_t ids[] = { 0, 1234, 4321, 100, 200 };
 	struct mclient *c = NULL;
 	char raw[64];
+	bool clean;
 	uint8_t s;
 	int i;
 
@@ -655,8 +687,11 @@ static void attach(void)
 	c->weight = GPUSCHED_WEIGHT_DEFAULT;
 	c->class = GPUSCHED_CLASS_NORMAL;
 	c->cap = GPUSCHED_CAP_NONE;
+	clean = !M.dirty && !M.corrupt && D.nl && D.ev->family;
 	event(c, GPUSCHED_CMD_EV_ATTACH);
 	read_events();
+	if (clean && !M.dirty && c->live && D.nl)
+		check_attached(c);
 }
 
 static struct mclient *some_client(void)
