@@ -246,8 +246,9 @@ static void params_text(char *buf, size_t size, const struct gpusched_params *p)
 }
 
 /*
- * The share of a field's two values that is lower, as SET_PARAMS without
- * privilege sees it: a smaller weight, a later class, a smaller cap.
+ * Whether value @v of field @bit gives no more share than @than, as
+ * SET_PARAMS without privilege judges a change (gs_pol_lowers()): a
+ * smaller weight, a later class, a smaller cap (none counts as 100).
  */
 static bool lower_or_equal(uint32_t bit, uint32_t v, uint32_t than)
 {
