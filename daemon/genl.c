@@ -45,6 +45,7 @@ struct gs_req {
 	struct gs_nl *nl;
 	struct nl_msg *msg;	/* the request, to name a rejected attribute */
 	int err;		/* 0 or -errno */
+	uint32_t seq;		/* of the request */
 	bool done;
 	int (*parse)(struct gs_req *r, struct nlmsghdr *nlh);
 	void *out;		/* of parse: an array and its size */
@@ -63,6 +64,8 @@ static const char *const client_attr_names[GPUSCHED_A_CLIENT_MAX + 1] = {
 	[GPUSCHED_A_CLIENT_CLASS] = "class",
 	[GPUSCHED_A_CLIENT_CAP_PCT] = "cap",
 	[GPUSCHED_A_CLIENT_STATE] = "state",
+	[GPUSCHED_A_CLIENT_POLICY_SET] = "policy-set",
+	[GPUSCHED_A_CLIENT_POLICY_LOWERED] = "policy-lowered",
 };
 
 static const char *const gpu_attr_names[GPUSCHED_A_GPU_MAX + 1] = {
@@ -197,7 +200,7 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 	struct nlmsghdr *nlh = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
 	struct gs_req *r = arg;
 	struct nlattr *a;
-	size_t off = sizeof(*e);
+	size_t off = sizeof(*e), total;
 	int len, rem, bad = 0, missing = 0;
 	int cmd = genlmsg_hdr(nlmsg_hdr(r->msg))->cmd;
 	const char *(*name)(int) = cmd == GPUSCHED_CMD_GET_GPU ||
@@ -211,11 +214,21 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 	r->done = true;
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
 		return NL_STOP;
-	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+	/*
+	 * libnl checked that the message is whole and holds *e, no more.
+	 * Uncapped, the request comes back whole before the attributes: its
+	 * length is the message's word, not to be trusted with an offset.
+	 */
+	total = nlh->nlmsg_len - NLMSG_HDRLEN;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED)) {
+		if (e->msg.nlmsg_len < NLMSG_HDRLEN ||
+		    e->msg.nlmsg_len - NLMSG_HDRLEN > total - off)
+			return NL_STOP;
 		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
-	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
-	if (len <= 0)
+	}
+	if (total <= off)
 		return NL_STOP;
+	len = (int)(total - off);
 	nla_for_each_attr(a, (struct nlattr *)((char *)e + off), len, rem) {
 		switch (nla_type(a)) {
 		case NLMSGERR_ATTR_MSG:
@@ -280,6 +293,14 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+/* Only the replies to this request: others are left from an earlier one. */
+static int on_seq(struct nl_msg *msg, void *arg)
+{
+	struct gs_req *r = arg;
+
+	return nlmsg_hdr(msg)->nlmsg_seq == r->seq ? NL_OK : NL_SKIP;
+}
+
 /* Room for one more record in the request's output array. */
 static void *out_next(struct gs_req *r)
 {
@@ -298,8 +319,15 @@ static void *out_next(struct gs_req *r)
 /* Send @msg (consumed) and collect the reply, the dump or the ack. */
 static int gs_request(struct gs_nl *nl, struct nl_msg *msg, struct gs_req *r)
 {
-	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	/*
+	 * On the socket's callbacks: libnl's defaults, or a test transport
+	 * that stands in for the kernel (tests/fuzz/lf-nlevents.c).
+	 */
+	struct nl_cb *base = nl_socket_get_cb(nl->sk);
+	struct nl_cb *cb = base ? nl_cb_clone(base) : NULL;
 	int err;
+
+	nl_cb_put(base);
 
 	nl->errmsg[0] = '\0';
 	r->nl = nl;
@@ -312,18 +340,30 @@ static int gs_request(struct gs_nl *nl, struct nl_msg *msg, struct gs_req *r)
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, r);
 	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, r);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, r);
+	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, on_seq, r);
 	err = nl_send_auto(nl->sk, msg);
 	if (err < 0) {
 		r->err = nle_to_errno(err);
 		goto out;
 	}
+	r->seq = nlmsg_hdr(msg)->nlmsg_seq;
+	/*
+	 * Up to this request's last message (the ack, the error, DONE), even
+	 * after a reply that could not be used: what is left unread would
+	 * be taken for the answer to the next request, and every request
+	 * after it would get its predecessor's. Only a failure to receive
+	 * ends the wait early; replies that the seq check finds are not
+	 * ours, left from such a request, are skipped.
+	 */
 	while (!r->done) {
 		err = nl_recvmsgs(nl->sk, cb);
-		/* The error handler has the kernel's errno; keep it. */
-		if (err < 0 && !r->err)
-			r->err = nle_to_errno(err);
-		if (r->err)
-			break;
+		if (err < 0) {
+			/* The error handler has the kernel's errno; keep it. */
+			if (!r->err)
+				r->err = nle_to_errno(err);
+			if (!r->done)
+				break;
+		}
 	}
 out:
 	nl_cb_put(cb);
@@ -418,6 +458,15 @@ static int parse_client(struct nlmsghdr *nlh, struct gs_client_rec *c)
 	get_u64(tb, GPUSCHED_A_CLIENT_WAIT_NS_MAX, &c->wait_ns_max);
 	get_u64(tb, GPUSCHED_A_CLIENT_OVERRUNS, &c->overruns);
 	get_u64(tb, GPUSCHED_A_CLIENT_YIELDS, &c->yields);
+	/* Ids start at 1; a record without one names no client. */
+	if (!c->id)
+		return -EBADMSG;
+	c->has_marks = tb[GPUSCHED_A_CLIENT_POLICY_SET] &&
+		       nla_len(tb[GPUSCHED_A_CLIENT_POLICY_SET]) >= 4;
+	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_SET, &c->policy_set);
+	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_LOWERED, &c->policy_lowered);
+	c->policy_set &= GPUSCHED_PARAM_ALL;
+	c->policy_lowered &= GPUSCHED_PARAM_ALL;
 	return 0;
 }
 
@@ -519,7 +568,8 @@ nomem:
 }
 
 int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
-		     int64_t gpu, const struct gpusched_params *p)
+		     int64_t gpu, const struct gpusched_params *p,
+		     int64_t policy)
 {
 	struct nl_msg *msg = new_msg(nl, 0, GPUSCHED_CMD_SET_CLIENT);
 	struct gs_req r = { 0 };
@@ -534,7 +584,9 @@ int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
 	    ((p->mask & GPUSCHED_PARAM_CLASS) &&
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CLASS, p->class)) ||
 	    ((p->mask & GPUSCHED_PARAM_CAP) &&
-	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CAP_PCT, p->cap_pct))) {
+	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CAP_PCT, p->cap_pct)) ||
+	    (policy >= 0 &&
+	     nla_put_u32(msg, GPUSCHED_A_CLIENT_POLICY_SET, (uint32_t)policy))) {
 		nlmsg_free(msg);
 		return -ENOMEM;
 	}

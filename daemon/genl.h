@@ -35,6 +35,13 @@ struct gs_client_rec {
 	uint32_t weight, class, cap_pct, state;
 	uint64_t held_ns, grants, wait_ns_total, wait_ns_max;
 	uint64_t overruns, yields;
+	/*
+	 * GPUSCHED_PARAM_* whose value the policy set, and those the client
+	 * lowered itself since; has_marks: the module reports them (one
+	 * older than 2026-11-30 does not).
+	 */
+	uint32_t policy_set, policy_lowered;
+	bool has_marks;
 };
 
 struct gs_nl;
@@ -60,10 +67,13 @@ int gs_nl_set_gpu(struct gs_nl *nl, uint32_t index,
 		  const struct gs_knob_set *ks);
 /*
  * The client @id (if non-zero) or every client of process @pid (if
- * non-zero), only on GPU @gpu if @gpu >= 0; the fields in @p->mask.
+ * non-zero), only on GPU @gpu if @gpu >= 0; the fields in @p->mask, those
+ * in @policy marked as the policy's (GPUSCHED_A_CLIENT_POLICY_SET) if
+ * @policy >= 0, which only modules that report marks accept.
  */
 int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
-		     int64_t gpu, const struct gpusched_params *p);
+		     int64_t gpu, const struct gpusched_params *p,
+		     int64_t policy);
 
 /*
  * Events. A gs_nl_events socket follows the family itself (nlctrl's

@@ -846,7 +846,7 @@ static int set_client(int argc, char **argv)
 	if (rc)
 		return rc;
 	err = nl.arb ? gs_arb_set_client(nl.arb, 0, pid, gpu, &p) :
-		       gs_nl_set_client(nl.nl, 0, pid, gpu, &p);
+		       gs_nl_set_client(nl.nl, 0, pid, gpu, &p, -1);
 	if (gpu >= 0)
 		snprintf(target, sizeof(target), "of pid %u on gpu%lld", pid,
 			 (long long)gpu);

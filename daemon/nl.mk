@@ -11,7 +11,7 @@ GSD_NL_CFLAGS := $(shell pkg-config --cflags $(GSD_NL_PKG) 2>/dev/null)
 GSD_NL_LIBS := $(or $(shell pkg-config --libs $(GSD_NL_PKG) 2>/dev/null),-lnl-genl-3 -lnl-3)
 
 # The netlink mode's objects, linked into gpuschedd next to the arbiter.
-GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o \
+GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o procfs.o \
 	policyfile.o knobs.o dlog.o)
 GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/,gpuschedctl.o genl.o arbctl.o knobs.o)
 
@@ -29,7 +29,7 @@ USER_TARGETS += $(GSD_DIR)/gpuschedctl
 # tests/unit/policyfile.t and metrics.t run them, plainly and under valgrind.
 GSD_UNIT_PF := $(B)/tests/unit/test_policyfile
 GSD_UNIT_PF_SRCS := tests/unit/test_policyfile.c daemon/policyfile.c \
-	daemon/rules.c daemon/knobs.c kmod/policy.c
+	daemon/rules.c daemon/procfs.c daemon/knobs.c kmod/policy.c
 
 $(GSD_UNIT_PF): $(GSD_UNIT_PF_SRCS) tests/unit/tap.h daemon/policyfile.h \
 		daemon/rules.h daemon/knobs.h kmod/policy.h kmod/uapi/linux/gpusched.h

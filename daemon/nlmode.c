@@ -245,14 +245,83 @@ static void params_text(char *buf, size_t size, const struct gpusched_params *p)
 	}
 }
 
+/*
+ * Whether value @v of field @bit gives no more share than @than, as
+ * SET_PARAMS without privilege judges a change (gs_pol_lowers()): a
+ * smaller weight, a later class, a smaller cap (none counts as 100).
+ */
+static bool lower_or_equal(uint32_t bit, uint32_t v, uint32_t than)
+{
+	switch (bit) {
+	case GPUSCHED_PARAM_WEIGHT:
+		return v <= than;
+	case GPUSCHED_PARAM_CLASS:
+		return v >= than;
+	default:
+		return (v ? v : 100) <= (than ? than : 100);
+	}
+}
+
+static uint32_t param_get(const struct gpusched_params *p, uint32_t bit)
+{
+	return bit == GPUSCHED_PARAM_WEIGHT ? p->weight :
+	       bit == GPUSCHED_PARAM_CLASS ? p->class : p->cap_pct;
+}
+
+static void param_set(struct gpusched_params *p, uint32_t bit, uint32_t v)
+{
+	p->mask |= bit;
+	if (bit == GPUSCHED_PARAM_WEIGHT)
+		p->weight = v;
+	else if (bit == GPUSCHED_PARAM_CLASS)
+		p->class = v;
+	else
+		p->cap_pct = v;
+}
+
+/*
+ * What to set on client @c so that it carries the policy @want (a rule's
+ * fields, or none), in *@p. @held: the fields whose values are the
+ * policy's; @lowered: the policy's values that the client lowered itself
+ * since. A field the policy no longer sets returns to the default; one
+ * the client lowered keeps the client's value as long as that is no more
+ * than the policy now gives (a rule's value, or the default): the client
+ * may lower its share, not keep what a rule that is gone gave it.
+ */
+static void client_target(const struct gs_client_rec *c,
+			  const struct gpusched_params *want, uint32_t held,
+			  uint32_t lowered, struct gpusched_params *p)
+{
+	const struct gpusched_params def = {
+		.weight = GPUSCHED_WEIGHT_DEFAULT,
+		.class = GPUSCHED_CLASS_NORMAL,
+		.cap_pct = GPUSCHED_CAP_NONE,
+	};
+	struct gpusched_params cur = {
+		.weight = c->weight, .class = c->class, .cap_pct = c->cap_pct,
+	};
+	uint32_t bit;
+
+	memset(p, 0, sizeof(*p));
+	for (bit = 1; bit & GPUSCHED_PARAM_ALL; bit <<= 1) {
+		uint32_t target = param_get(want->mask & bit ? want : &def, bit);
+
+		if (!((want->mask | held | lowered) & bit))
+			continue;
+		if ((lowered & bit) &&
+		    lower_or_equal(bit, param_get(&cur, bit), target))
+			continue;
+		param_set(p, bit, target);
+	}
+}
+
 /* Apply the policy in force to client @c, once per generation. */
 static void client_apply(const struct gs_client_rec *c)
 {
 	struct client_ent *e = client_find(c->id);
-	struct gpusched_params p = { 0 };
+	struct gpusched_params p, want = { 0 };
 	const struct gs_rule *r;
 	struct gs_proc proc;
-	uint32_t reset;
 	char text[128];
 	int err;
 
@@ -273,25 +342,28 @@ static void client_apply(const struct gs_client_rec *c)
 	r = gs_rules_match(D.pol, &proc);
 	gs_proc_release(&proc);
 	if (r) {
-		p = r->set;
+		want = r->set;
+		want.mask &= GPUSCHED_PARAM_ALL;
 		D.rule_hits[r - D.pol->rules]++;
 	}
-	/* What an earlier policy set and this one does not: the default. */
-	reset = e->applied & ~p.mask;
-	if (reset & GPUSCHED_PARAM_WEIGHT)
-		p.weight = GPUSCHED_WEIGHT_DEFAULT;
-	if (reset & GPUSCHED_PARAM_CLASS)
-		p.class = GPUSCHED_CLASS_NORMAL;
-	if (reset & GPUSCHED_PARAM_CAP)
-		p.cap_pct = GPUSCHED_CAP_NONE;
-	p.mask |= reset;
+	/*
+	 * The module's marks say what a policy set, ours or a predecessor's;
+	 * an older module has none, and then only what we set ourselves is
+	 * known.
+	 */
+	if (c->has_marks)
+		client_target(c, &want, c->policy_set, c->policy_lowered, &p);
+	else
+		client_target(c, &want, e->applied, 0, &p);
 	if (!p.mask) {
 		gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s) uid %u: no rule matches",
 		       c->gpu, (unsigned long long)c->id, c->pid, c->comm, c->uid);
 		return;
 	}
 	params_text(text, sizeof(text), &p);
-	err = D.nl ? gs_nl_set_client(D.nl, c->id, 0, c->gpu, &p) : -ENOENT;
+	err = D.nl ? gs_nl_set_client(D.nl, c->id, 0, c->gpu, &p,
+				      c->has_marks ? (int64_t)(p.mask & want.mask) : -1) :
+		     -ENOENT;
 	if (err == -ESRCH) {
 		/* It detached before we got to it. */
 		gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s) left before its rule applied",
@@ -306,7 +378,7 @@ static void client_apply(const struct gs_client_rec *c)
 		       text, errtext(err));
 		return;
 	}
-	e->applied = p.mask & ~reset;
+	e->applied = want.mask;
 	D.st.applied++;
 	gs_log(LOG_INFO, "gpu%u: client %llu pid %u (%s) uid %u: %s%s%s: %s",
 	       c->gpu, (unsigned long long)c->id, c->pid, c->comm, c->uid,
@@ -348,8 +420,9 @@ static void resync(void)
 		D.resync = true;
 		return;
 	}
-	/* In id order: the table's, and that of attaching. */
-	qsort(cl, n, sizeof(*cl), cmp_id);
+	/* In id order: the table's, and that of attaching. No clients: no array. */
+	if (n)
+		qsort(cl, n, sizeof(*cl), cmp_id);
 	for (i = 0; i < n; i++)
 		client_apply(&cl[i]);
 	/* Forget clients that left while we were not listening. */
@@ -461,7 +534,8 @@ static int render_metrics(void *arg, FILE *f)
 			gs_log(LOG_WARNING, "metrics: %s", errtext(err));
 			goto out;
 		}
-		qsort(cl, d.nr_clients, sizeof(*cl), cmp_id);
+		if (d.nr_clients)
+			qsort(cl, d.nr_clients, sizeof(*cl), cmp_id);
 	}
 	d.gpus = gpus;
 	d.clients = cl;

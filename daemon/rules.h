@@ -2,8 +2,11 @@
 /*
  * Matching a client's process against the rules of a policy. The uid and
  * gid come from the token service (the credentials the client opened or
- * connected with); the executable, groups, cgroup and label are read from
- * /proc only when a rule asks for them, and at most once per process.
+ * connected with); the executable, groups, cgroup and label are looked up
+ * only when a rule asks for them, and at most once per process: from
+ * /proc (procfs.c, gs_proc_init()), or given beforehand
+ * (gs_proc_init_facts(), for tests and fuzzers). Matching itself
+ * (rules.c) reads nothing but struct gs_proc.
  */
 #ifndef GSD_RULES_H
 #define GSD_RULES_H
@@ -30,19 +33,31 @@ struct gs_proc {
 	char exe[PATH_MAX];		/* full path of the executable */
 	char cgroup[PATH_MAX];		/* cgroup v2 path */
 	char label[256];		/* GPUSCHED_LABEL */
+	/* Finds @kind's fact, sets its bit in known if found; NULL: none. */
+	void (*load)(struct gs_proc *p, enum gs_match_kind kind);
 };
 
-/* @comm may be NULL: it is then read from /proc when needed. */
+/*
+ * procfs.c: facts from /proc/@pid, read as rules need them. @comm may be
+ * NULL: it is then read from /proc when needed.
+ */
 void gs_proc_init(struct gs_proc *p, pid_t pid, uint32_t uid, uint32_t gid,
 		  const char *comm);
 void gs_proc_release(struct gs_proc *p);
+
+/*
+ * rules.c: no lookups; the caller fills in the other facts and sets their
+ * bits in p->known (groups stay the caller's to free).
+ */
+void gs_proc_init_facts(struct gs_proc *p, uint32_t uid, uint32_t gid,
+			const char *comm);
 
 /* The first rule of @pol that matches @p, or NULL. */
 const struct gs_rule *gs_rules_match(const struct gs_policy *pol,
 				     struct gs_proc *p);
 
 /*
- * For a token service that learns of a new client (the arbiter, from
+ * procfs.c: for a token service that learns of a new client (the arbiter, from
  * SO_PEERCRED): the parameters that the first matching rule sets, in
  * *@out (only the fields in out->mask are meaningful; apply them as a
  * privileged SET_PARAMS), and the rule's name in *@rule. Returns 1 if a

@@ -52,6 +52,13 @@ struct gs_client {
 	kgid_t gid;
 	u64 cgroup_id;
 	char comm[TASK_COMM_LEN];
+	/*
+	 * Where pol's weight, class and cap came from (GPUSCHED_PARAM_*):
+	 * set by the policy daemon, or set by it and lowered by the client
+	 * since. Under gpu->lock, with pol.
+	 */
+	u32 policy_set;
+	u32 policy_lowered;
 };
 
 /* A client's identity and accounting, copied under gpu->lock. */
@@ -62,6 +69,7 @@ struct gs_client_snap {
 	kgid_t gid;
 	char comm[TASK_COMM_LEN];
 	u32 gpu_index, weight, class, cap_pct, state;
+	u32 policy_set, policy_lowered;
 	u64 held_ns, grants, wait_ns_total, wait_ns_max, overruns, yields;
 };
 
@@ -86,8 +94,8 @@ int gs_gpu_set_params(struct gs_gpu *gpu, const struct gs_pol_params *p);
 struct gs_gpu *gs_gpu_by_index(unsigned int index);
 void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 		    struct gs_client_snap *s, u64 now);
-int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
-			 const struct gpusched_params *p, bool priv);
+int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,
+			       const struct gpusched_params *p, u32 policy);
 void gs_gpus_exit(void);
 
 /* netlink.c */

@@ -47,6 +47,7 @@ static const struct nla_policy gs_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
 						      GPUSCHED_WEIGHT_MAX),
 	[GPUSCHED_A_CLIENT_CLASS] = NLA_POLICY_MAX(NLA_U32, GPUSCHED_CLASS_MAX),
 	[GPUSCHED_A_CLIENT_CAP_PCT] = NLA_POLICY_MAX(NLA_U32, 100),
+	[GPUSCHED_A_CLIENT_POLICY_SET] = { .type = NLA_U32 },
 };
 
 static struct genl_family gs_family;
@@ -227,7 +228,10 @@ static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_OVERRUNS, s->overruns,
 			      GPUSCHED_A_CLIENT_PAD) ||
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_YIELDS, s->yields,
-			      GPUSCHED_A_CLIENT_PAD)) {
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_POLICY_SET, s->policy_set) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_POLICY_LOWERED,
+			s->policy_lowered)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -299,7 +303,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **attrs = info->attrs;
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct gpusched_params p = {};
-	u32 pid = 0, only_gpu = U32_MAX;
+	u32 pid = 0, only_gpu = U32_MAX, policy = 0;
 	unsigned int index;
 	struct gs_gpu *gpu;
 	int matched = 0, err = 0;
@@ -331,6 +335,20 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG(info->extack, "nothing to set: give WEIGHT, CLASS or CAP_PCT");
 		return -EINVAL;
 	}
+	if (attrs[GPUSCHED_A_CLIENT_POLICY_SET]) {
+		struct nlattr *a = attrs[GPUSCHED_A_CLIENT_POLICY_SET];
+
+		policy = nla_get_u32(a);
+		if (policy & ~GPUSCHED_PARAM_ALL) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a, "unknown parameter bit");
+			return -EOPNOTSUPP;
+		}
+		if (policy & ~p.mask) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "marks a parameter this request does not set");
+			return -EINVAL;
+		}
+	}
 
 	for (index = 0; !err && (gpu = gs_gpu_by_index(index)); index++) {
 		struct gs_client *c;
@@ -343,7 +361,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 				continue;
 			if (id && pid && pid_nr_ns(c->pid, ns) != pid)
 				continue;
-			err = gs_client_set_locked(gpu, c, &p, true);
+			err = gs_client_admin_set_locked(gpu, c, &p, policy);
 			if (err)
 				break;
 			matched++;
@@ -410,7 +428,7 @@ static struct genl_family gs_family __ro_after_init = {
 /* What gs_put_client() puts, so that events cost listeners no more. */
 static size_t gs_client_msg_size(void)
 {
-	return nla_total_size(sizeof(u32)) * 8 +		/* u32 attributes */
+	return nla_total_size(sizeof(u32)) * 10 +	/* u32 attributes */
 	       nla_total_size_64bit(sizeof(u64)) * 8 +	/* u64 attributes */
 	       nla_total_size(TASK_COMM_LEN);		/* comm */
 }

@@ -239,6 +239,8 @@ void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 	s->weight = c->pol.weight;
 	s->class = c->pol.class;
 	s->cap_pct = c->pol.cap_pct;
+	s->policy_set = c->policy_set;
+	s->policy_lowered = c->policy_lowered;
 	s->state = states[c->pol.state];
 	s->held_ns = gs_pol_held_now(&c->pol, now);
 	s->grants = c->pol.grants;
@@ -401,8 +403,8 @@ int gs_client_release(struct gs_client *c)
  * Change the fields of @p->mask. Unless @priv, only a change that lowers
  * the client's share is allowed, as with nice(2). Caller holds gpu->lock.
  */
-int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
-			 const struct gpusched_params *p, bool priv)
+static int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
+				const struct gpusched_params *p, bool priv)
 {
 	struct gs_pol_effects fx = {};
 	u64 now = ktime_get_ns();
@@ -411,6 +413,22 @@ int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 	lockdep_assert_held(&gpu->lock);
 	err = gs_pol_set_params_masked(&gpu->pol, &c->pol, p, priv, now, &fx);
 	gs_apply(gpu, &fx, now);
+	return err;
+}
+
+/*
+ * SET_CLIENT: an administrator's change, the fields of @policy marked as
+ * the policy daemon's. Caller holds gpu->lock.
+ */
+int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,
+			       const struct gpusched_params *p, u32 policy)
+{
+	int err = gs_client_set_locked(gpu, c, p, true);
+
+	if (!err) {
+		c->policy_set = (c->policy_set & ~p->mask) | (policy & p->mask);
+		c->policy_lowered &= ~p->mask;
+	}
 	return err;
 }
 
@@ -427,6 +445,15 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 	priv = ns_capable_noaudit(&init_user_ns, CAP_SYS_NICE);
 	spin_lock_bh(&gpu->lock);
 	err = gs_client_set_locked(gpu, c, p, priv);
+	if (!err && priv) {
+		/* Any value is the privileged client's own. */
+		c->policy_set &= ~p->mask;
+		c->policy_lowered &= ~p->mask;
+	} else if (!err) {
+		/* Lowered from the policy's value: below it, still from it. */
+		c->policy_lowered |= c->policy_set & p->mask;
+		c->policy_set &= ~p->mask;
+	}
 	spin_unlock_bh(&gpu->lock);
 	return err;
 }

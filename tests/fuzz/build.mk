@@ -8,7 +8,9 @@
 # storm), and by `make check-debug` longer (tests/debug/vm-debug.t).
 #
 # On the host: `make fuzz` builds the libFuzzer targets of the user-space
-# parsers with clang and runs each for FUZZ_SECONDS from its seed corpus.
+# parsers with clang and runs each for FUZZ_SECONDS from its seed corpus;
+# `make check` builds them and runs each briefly from a fixed seed
+# (tests/unit/libfuzzer.t).
 
 FUZZ_DIR := $(B)/fuzz
 FUZZ_VM_BINS := $(FUZZ_DIR)/fuzz-dev $(FUZZ_DIR)/fuzz-netlink $(FUZZ_DIR)/storm
@@ -38,25 +40,42 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 	-I$(CURDIR)/kmod/uapi -I$(CURDIR)/kmod -I$(CURDIR)/libgpusched \
 	-I$(CURDIR)/daemon
-LF_BINS := $(FUZZ_DIR)/lf-policyfile $(FUZZ_DIR)/lf-config $(FUZZ_DIR)/lf-arbiter
+LF_BINS := $(FUZZ_DIR)/lf-policyfile $(FUZZ_DIR)/lf-config $(FUZZ_DIR)/lf-arbiter \
+	$(FUZZ_DIR)/lf-nlevents
 
 $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
 		daemon/knobs.c $(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		$(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c daemon/arbiter.c \
-		kmod/policy.c daemon/policyfile.c daemon/rules.c daemon/knobs.c \
+		kmod/policy.c daemon/policyfile.c daemon/rules.c daemon/procfs.c daemon/knobs.c \
 		daemon/metrics.c \
 		$(wildcard daemon/*.h) kmod/policy.h kmod/uapi/linux/gpusched.h
 
-# The target's own file includes config.c or arbiter.c where it needs
-# their static functions; other .c prerequisites are linked in.
+# gpuschedd's netlink mode on libnl, with a model of the module for the
+# kernel; the target defines gs_proc_init() itself (no procfs.c).
+$(FUZZ_DIR)/lf-nlevents: tests/fuzz/lf-nlevents.c daemon/genl.c daemon/nlmode.c \
+		daemon/rules.c daemon/policyfile.c daemon/knobs.c daemon/dlog.c \
+		daemon/metrics.c \
+		$(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
+$(FUZZ_DIR)/lf-nlevents: LF_CFLAGS = $(GSD_NL_CFLAGS)
+$(FUZZ_DIR)/lf-nlevents: LF_LIBS = $(GSD_NL_LIBS)
+
+# The target's own file includes config.c, arbiter.c, genl.c or nlmode.c
+# where it needs their static functions; other .c prerequisites are
+# linked in.
+LF_INCLUDED := libgpusched/config.c daemon/arbiter.c daemon/genl.c daemon/nlmode.c
 $(LF_BINS):
 	$(Q)command -v $(FUZZ_CC) >/dev/null || \
 		{ echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev" >&2; exit 1; }
 	$(Q)mkdir -p $(@D)
-	$(call gs_msg,CCLD,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -pthread -o $@ $< \
-		$(filter-out $< libgpusched/config.c daemon/arbiter.c,$(filter %.c,$^))
+	$(call gs_msg,CCLD,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) $(LF_CFLAGS) -pthread -o $@ $< \
+		$(filter-out $< $(LF_INCLUDED),$(filter %.c,$^)) $(LF_LIBS)
+
+# make check builds them too (tests/unit/libfuzzer.t runs them briefly).
+ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+CHECK_TARGETS += $(LF_BINS)
+endif
 
 .PHONY: fuzz
 fuzz: $(LF_BINS)

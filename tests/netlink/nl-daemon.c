@@ -6,7 +6,9 @@
  * file, applies the rules to clients that were there before it started, re-applies on SIGHUP
  * with a changed file (and restores the defaults of what the file no
  * longer sets), keeps the policy in force when the new file is broken,
- * serves its metrics, and exits cleanly on SIGTERM.
+ * serves its metrics, and exits cleanly on SIGTERM. Killed and started
+ * again with a file that lost rules, it takes back what they gave (the
+ * module's marks) and keeps what the clients lowered themselves.
  *
  * The clients are this very program, run again with GS_NL_CHILD in the
  * environment (see child_main()), so that each has the identity a rule
@@ -30,8 +32,9 @@
 #define MODULE_FILE	"/gpusched.ko"
 
 /*
- * GS_NL_CHILD="GPU WEIGHT CLASS CAP UID": drop to UID (if not 0), attach
- * to GPU, and wait for the daemon to set WEIGHT, CLASS and CAP; print the
+ * GS_NL_CHILD="GPU WEIGHT CLASS CAP UID [OWN]": drop to UID (if not 0),
+ * attach to GPU, and wait for the daemon to set WEIGHT, CLASS and CAP;
+ * then set its own weight to OWN if given (-2 if that fails); print the
  * microseconds it took from the return of ATTACH, or -1, and hold the
  * client until stdin closes. Runs before the harness sees the program.
  */
@@ -39,14 +42,15 @@ static void __attribute__((constructor(101))) child_main(void)
 {
 	const char *spec = getenv("GS_NL_CHILD");
 	struct gpusched_client_info ci;
-	unsigned int gpu, weight, class, cap, uid;
+	unsigned int gpu, weight, class, cap, uid, own = 0;
 	uint64_t t0, t1 = 0, end;
 	char c;
 	int fd;
 
 	if (!spec)
 		return;
-	if (sscanf(spec, "%u %u %u %u %u", &gpu, &weight, &class, &cap, &uid) != 5)
+	if (sscanf(spec, "%u %u %u %u %u %u", &gpu, &weight, &class, &cap, &uid,
+		   &own) < 5)
 		_exit(2);
 	if (uid && nlt_drop_privileges(uid, uid))
 		_exit(3);
@@ -63,7 +67,10 @@ static void __attribute__((constructor(101))) child_main(void)
 		}
 		gs_sleep_us(200);
 	}
-	printf("%lld\n", t1 ? (long long)(t1 - t0) / 1000 : -1LL);
+	if (t1 && own && gs_set_weight(fd, own))
+		printf("-2\n");
+	else
+		printf("%lld\n", t1 ? (long long)(t1 - t0) / 1000 : -1LL);
 	fflush(stdout);
 	while (read(STDIN_FILENO, &c, 1) > 0)
 		;
@@ -75,10 +82,13 @@ struct child {
 	int in, out;	/* its stdin (close to end it), its stdout */
 };
 
-/* Start this program as a client with @label (or none) and @exe's name. */
-static int child_start(struct child *ch, const char *exe, const char *label,
-		       unsigned int weight, unsigned int class, unsigned int cap,
-		       unsigned int uid)
+/*
+ * Start this program as a client with @label (or none) and @exe's name;
+ * it sets its own weight to @own (if not 0) once it has the rule's values.
+ */
+static int child_start_own(struct child *ch, const char *exe, const char *label,
+			   unsigned int weight, unsigned int class,
+			   unsigned int cap, unsigned int uid, unsigned int own)
 {
 	int in[2], out[2];
 	char spec[128], lbl[128];
@@ -86,8 +96,8 @@ static int child_start(struct child *ch, const char *exe, const char *label,
 	/* Close-on-exec: only the child's stdin and stdout may keep them open. */
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
 		return -errno;
-	snprintf(spec, sizeof(spec), "GS_NL_CHILD=%u %u %u %u %u", NL_GPU_DAEMON,
-		 weight, class, cap, uid);
+	snprintf(spec, sizeof(spec), "GS_NL_CHILD=%u %u %u %u %u %u", NL_GPU_DAEMON,
+		 weight, class, cap, uid, own);
 	snprintf(lbl, sizeof(lbl), "GPUSCHED_LABEL=%s", label ? label : "");
 	ch->pid = gs_fork();
 	if (ch->pid < 0)
@@ -106,6 +116,13 @@ static int child_start(struct child *ch, const char *exe, const char *label,
 	ch->in = in[1];
 	ch->out = out[0];
 	return 0;
+}
+
+static int child_start(struct child *ch, const char *exe, const char *label,
+		       unsigned int weight, unsigned int class, unsigned int cap,
+		       unsigned int uid)
+{
+	return child_start_own(ch, exe, label, weight, class, cap, uid, 0);
 }
 
 /* Microseconds from attach to the rule's effect, or -1. */
@@ -206,6 +223,23 @@ static void policy_v1(FIXTURE_DATA(daemon) *self)
 	write_file(CONF, text);
 }
 
+/* gpuschedd with CONF, its output appended to LOG. */
+static pid_t daemon_start(void)
+{
+	pid_t pid = gs_fork();
+
+	if (pid == 0) {
+		int log = open(LOG, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(log, STDOUT_FILENO);
+		dup2(log, STDERR_FILENO);
+		execl(NL_GPUSCHEDD, "gpuschedd", "--config", CONF, "--metrics",
+		      "127.0.0.1:9464", "--verbose", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
 FIXTURE_SETUP(daemon)
 {
 	__u8 u[GPUSCHED_UUID_LEN];
@@ -246,17 +280,8 @@ FIXTURE_SETUP(daemon)
 	}
 
 	unlink(LOG);
-	self->daemon = gs_fork();
+	self->daemon = daemon_start();
 	ASSERT_LE(0, self->daemon);
-	if (self->daemon == 0) {
-		int log = open(LOG, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(log, STDOUT_FILENO);
-		dup2(log, STDERR_FILENO);
-		execl(NL_GPUSCHEDD, "gpuschedd", "--config", CONF, "--metrics",
-		      "127.0.0.1:9464", "--verbose", (char *)NULL);
-		_exit(127);
-	}
 	/* Ready when it has given the client from before its rule. */
 	ASSERT_TRUE(gs_wait_until(!gs_info(self->fd, &ci) && ci.weight == 111, 10000))
 		TH_LOG("the daemon did not apply its rules to a client already there; see %s",
@@ -486,6 +511,108 @@ TEST_F(daemon, sigterm_stops_it_cleanly)
 	EXPECT_TRUE(log_has("<5>Terminated: exiting"));
 	/* journald-friendly: every line has a priority prefix. */
 	EXPECT_FALSE(log_has("\ngpuschedd:"));
+}
+
+/* The values and marks of @pid's client on @gpu, by dump. */
+static bool client_rec(struct nlt *t, unsigned int gpu, pid_t pid,
+		       struct nlt_client *out)
+{
+	struct nlt_clients cs = { 0 };
+	bool found = false;
+	size_t i;
+
+	if (nlt_get_clients(t, gpu, &cs))
+		return false;
+	for (i = 0; i < cs.n; i++) {
+		if (cs.c[i].pid == (__u32)pid) {
+			*out = cs.c[i];
+			found = true;
+		}
+	}
+	free(cs.c);
+	return found;
+}
+
+static bool has_values(struct nlt *t, unsigned int gpu, pid_t pid,
+		       __u32 weight, __u32 class, struct nlt_client *c)
+{
+	return client_rec(t, gpu, pid, c) && c->weight == weight &&
+	       c->class == class;
+}
+
+/*
+ * Killed, the file loses rules, started again: what the lost rules gave
+ * returns to the defaults, what the clients lowered themselves stays as
+ * far as it is below the default, and what the file still says stays.
+ */
+TEST_F(daemon, a_restart_takes_back_what_lost_rules_gave)
+{
+	enum { RAISED, RAISED_LOWERED, LOWERED_MORE, NO_RULE, NR };
+	static const struct {
+		const char *what, *label;
+		unsigned int weight, class, uid, own;	/* rule's values, own weight */
+		unsigned int after_weight, after_class;
+	} cases[NR] = {
+		[RAISED] = { "labelled (400, latency)", "inference", 400,
+			     GPUSCHED_CLASS_LATENCY, 1234, 0,
+			     100, GPUSCHED_CLASS_NORMAL },
+		/* Lowered itself from 400 to 200: more than its own 100. */
+		[RAISED_LOWERED] = { "labelled, then weight 200 by itself",
+				     "inference", 400, GPUSCHED_CLASS_LATENCY,
+				     1234, 200, 100, GPUSCHED_CLASS_NORMAL },
+		/* Lowered itself from 50 to 30: its own choice, kept. */
+		[LOWERED_MORE] = { "user1234 (50, batch), then weight 30 by itself",
+				   NULL, 50, GPUSCHED_CLASS_BATCH, 1234, 30,
+				   30, GPUSCHED_CLASS_NORMAL },
+		[NO_RULE] = { "no rule, weight 60 by itself", NULL, 100,
+			      GPUSCHED_CLASS_NORMAL, 4321, 60,
+			      60, GPUSCHED_CLASS_NORMAL },
+	};
+	struct gpusched_client_info ci;
+	struct child ch[NR];
+	struct nlt_client c;
+	uint64_t t0;
+	long long ms;
+	int i;
+
+	for (i = 0; i < NR; i++) {
+		ASSERT_EQ(0, child_start_own(&ch[i], "/proc/self/exe", cases[i].label,
+					     cases[i].weight, cases[i].class, 0,
+					     cases[i].uid, cases[i].own));
+		ASSERT_LE(0, child_latency(&ch[i])) TH_LOG("%s", cases[i].what);
+	}
+	ASSERT_TRUE(client_rec(&self->t, self->gpu, ch[RAISED_LOWERED].pid, &c));
+	EXPECT_EQ(GPUSCHED_PARAM_WEIGHT, c.policy_lowered);
+	EXPECT_EQ(GPUSCHED_PARAM_CLASS, c.policy_set);
+
+	ASSERT_EQ(0, kill(self->daemon, SIGKILL));
+	gs_wait(self->daemon);
+	write_file(CONF, "[rule root-default]\nuser = 0\nweight = 111\n");
+	t0 = gs_now_ns();
+	self->daemon = daemon_start();
+	ASSERT_LE(0, self->daemon);
+	for (i = 0; i < NR; i++) {
+		EXPECT_TRUE(gs_wait_until(has_values(&self->t, self->gpu, ch[i].pid,
+						     cases[i].after_weight,
+						     cases[i].after_class, &c), 10000))
+			TH_LOG("%s: weight %u class %u, want %u %u", cases[i].what,
+			       c.weight, c.class, cases[i].after_weight,
+			       cases[i].after_class);
+		/* The value kept is still one lowered from a policy's. */
+		EXPECT_EQ(0, c.policy_set) TH_LOG("%s", cases[i].what);
+		EXPECT_EQ(i == LOWERED_MORE ? GPUSCHED_PARAM_WEIGHT : 0,
+			  c.policy_lowered) TH_LOG("%s", cases[i].what);
+	}
+	ms = (long long)(gs_now_ns() - t0) / 1000000;
+	ksft_print_msg("defaults back on the clients of the lost rules %lld ms after the restart\n",
+		       ms);
+	/* The rule still in the file: still in force, still the policy's. */
+	EXPECT_EQ(0, gs_info(self->fd, &ci));
+	EXPECT_EQ(111, ci.weight);
+	ASSERT_TRUE(client_rec(&self->t, self->gpu, getpid(), &c));
+	EXPECT_EQ(GPUSCHED_PARAM_WEIGHT, c.policy_set);
+	for (i = 0; i < NR; i++)
+		child_stop(&ch[i]);
 }
 
 /* How many times the log has @needle. */

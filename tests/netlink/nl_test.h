@@ -26,6 +26,7 @@ enum nl_test_gpu {
 	NL_GPU_BADMSG,
 	NL_GPU_CTL,
 	NL_GPU_DAEMON_KILL,
+	NL_GPU_MARKS,
 };
 
 #ifndef SOL_NETLINK
@@ -301,6 +302,8 @@ struct nlt_client {
 	__u32 gpu, pid, uid, weight, class, cap_pct, state;
 	__u64 id, held_ns;
 	char comm[16];
+	bool has_marks;
+	__u32 policy_set, policy_lowered;
 };
 
 struct nlt_clients {
@@ -335,6 +338,10 @@ static inline int nlt_client_cb(void *arg, const struct nlmsghdr *nlh)
 	c->cap_pct = nlt_u32(tb[GPUSCHED_A_CLIENT_CAP_PCT]);
 	c->state = nlt_u32(tb[GPUSCHED_A_CLIENT_STATE]);
 	c->held_ns = nlt_u64(tb[GPUSCHED_A_CLIENT_HELD_NS]);
+	c->has_marks = tb[GPUSCHED_A_CLIENT_POLICY_SET] &&
+		       tb[GPUSCHED_A_CLIENT_POLICY_LOWERED];
+	c->policy_set = nlt_u32(tb[GPUSCHED_A_CLIENT_POLICY_SET]);
+	c->policy_lowered = nlt_u32(tb[GPUSCHED_A_CLIENT_POLICY_LOWERED]);
 	if (tb[GPUSCHED_A_CLIENT_COMM])
 		snprintf(c->comm, sizeof(c->comm), "%.*s",
 			 (int)(tb[GPUSCHED_A_CLIENT_COMM]->nla_len - sizeof(struct nlattr)),

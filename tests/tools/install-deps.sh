@@ -28,6 +28,8 @@ PACKAGES="
 	python3-yaml
 	python3-jsonschema
 	valgrind
+	clang
+	libclang-rt-14-dev
 "
 
 missing=

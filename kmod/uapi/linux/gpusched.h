@@ -82,14 +82,28 @@
  *
  * GPUSCHED_CMD_GET_CLIENT (dump; optional GPUSCHED_A_CLIENT_GPU filter)
  *	Reply per client: GPUSCHED_A_CLIENT_* : GPU, ID (unique for the life
- *	of the module), PID, COMM, UID, GID, CGROUP_ID, WEIGHT, CLASS, CAP_PCT,
- *	STATE, HELD_NS, GRANTS, WAIT_NS_TOTAL, WAIT_NS_MAX, OVERRUNS, YIELDS.
- *	Large dumps span several messages.
+ *	of the module, never 0), PID, COMM, UID, GID, CGROUP_ID, WEIGHT,
+ *	CLASS, CAP_PCT, STATE, HELD_NS, GRANTS, WAIT_NS_TOTAL, WAIT_NS_MAX,
+ *	OVERRUNS, YIELDS, POLICY_SET, POLICY_LOWERED. Large dumps span
+ *	several messages.
+ *
+ *	POLICY_SET and POLICY_LOWERED (since the module of 2026-11-30; an
+ *	older one does not send them) are masks of GPUSCHED_PARAM_* that say
+ *	where the client's values came from, so that a policy daemon that
+ *	starts again can take back what its predecessor gave:
+ *	POLICY_SET: the value a SET_CLIENT marked as the policy's, unchanged
+ *	since; POLICY_LOWERED: such a value that the client then lowered
+ *	itself with SET_PARAMS (without CAP_SYS_NICE), so that it is its own
+ *	only as far as it is below what the client would have without the
+ *	policy. Any other change of a field (SET_PARAMS with CAP_SYS_NICE,
+ *	SET_CLIENT without the mark) clears both bits of that field.
  *
  * GPUSCHED_CMD_SET_CLIENT (do, admin)
  *	GPUSCHED_A_CLIENT_ID or GPUSCHED_A_CLIENT_PID (every client of that
  *	process; with GPUSCHED_A_CLIENT_GPU, only on that GPU), and any of
- *	WEIGHT, CLASS, CAP_PCT. ESRCH if nothing matches.
+ *	WEIGHT, CLASS, CAP_PCT. ESRCH if nothing matches. Optional
+ *	POLICY_SET: which of the fields set are the policy's (see above);
+ *	EOPNOTSUPP for an unknown bit, EINVAL for a field not set.
  *
  * Events (multicast group "events"), with the client's GPU, ID, PID (as in
  * the initial pid namespace), UID, GID, COMM and CGROUP_ID:
@@ -316,6 +330,8 @@ enum gpusched_client_attrs {
 	GPUSCHED_A_CLIENT_WAIT_NS_MAX,	/* u64 */
 	GPUSCHED_A_CLIENT_OVERRUNS,	/* u64 */
 	GPUSCHED_A_CLIENT_YIELDS,	/* u64 */
+	GPUSCHED_A_CLIENT_POLICY_SET,	/* u32, enum gpusched_params_mask */
+	GPUSCHED_A_CLIENT_POLICY_LOWERED,	/* u32, enum gpusched_params_mask */
 	__GPUSCHED_A_CLIENT_MAX
 };
 
