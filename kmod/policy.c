@@ -357,6 +357,26 @@ static bool should_yield(struct gs_pol_dev *d, struct gs_pol_client *c,
 	return false;
 }
 
+/*
+ * A yield request stands while something justifies it: a waiter that
+ * should_yield() still lets take over, or the holder's hard end. When that
+ * is gone (the waiter cancelled, timed out, was killed, or lowered its
+ * class; the holder's cap was lifted), withdraw it, so that the holder is
+ * not revoked after the grace time for nobody. A later waiter asks anew,
+ * with a grace time of its own.
+ */
+static void recheck_yield(struct gs_pol_dev *d, u64 now,
+			  struct gs_pol_effects *fx)
+{
+	struct gs_pol_client *c = d->holder;
+
+	if (!c || !c->yield_requested || should_yield(d, c, now))
+		return;
+	c->yield_requested = false;
+	c->yield_at = 0;
+	fx->unyield = c;
+}
+
 /* Bring the token's state up to date at @now; every entry point ends here. */
 static void update(struct gs_pol_dev *d, u64 now,
 		   struct gs_pol_effects *fx)
@@ -435,6 +455,8 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 	/* The caller frees @c: it must not be reported as granted later. */
 	if (fx->yield == c)
 		fx->yield = NULL;
+	if (fx->unyield == c)
+		fx->unyield = NULL;
 	if (fx->revoked == c)
 		fx->revoked = NULL;
 	if (fx->released == c)
@@ -499,6 +521,7 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 							  d->p.min_grant_ns);
 		}
 	}
+	recheck_yield(d, now, fx);
 	update(d, now, fx);
 	return 0;
 }
@@ -540,6 +563,7 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 	link_del(&c->wnode);
 	d->nr_waiting--;
 	c->state = GS_POL_IDLE;
+	recheck_yield(d, now, fx);
 	update(d, now, fx);
 }
 

@@ -100,6 +100,7 @@ struct gs_pol_dev {
 struct gs_pol_effects {
 	struct gs_pol_client *granted;	/* newly holding: wake it */
 	struct gs_pol_client *yield;	/* holder newly asked to yield */
+	struct gs_pol_client *unyield;	/* holder no longer asked to yield */
 	struct gs_pol_client *revoked;	/* lost the token after the grace time */
 	struct gs_pol_client *released;	/* gave it back (or was removed) */
 };

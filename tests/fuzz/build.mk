@@ -33,6 +33,33 @@ vm-tests: $(FUZZ_VM_BINS)
 $(addprefix $(KSELFTEST_DIR)/bin/,netlink-dump namespaces grant-page): \
 	tests/fuzz/fuzz-nl.h
 
+# make check-storm: the storm alone at the issue's sizes (64 clients x 10^4
+# acquire/release, 1,000 SIGKILLs, 5 unload/reload cycles), in one VM of
+# STORM_KERNEL (6.1, 6.12, or debug: tests/debug/'s cached kernel). Hours
+# under TCG at worst: STORM_TIMEOUT bounds it (seconds), STORM_SEED
+# reruns a seed, STORM_PROGRESS says how often it reports (seconds),
+# STORM_SMP gives the VM its CPUs (Documentation/reliability.md: the time
+# goes to two emulated CPUs waiting for each other on a busy host).
+STORM_KERNEL ?= 6.1
+STORM_CLIENTS ?= 64
+STORM_OPS ?= 10000
+STORM_KILLS ?= 1000
+STORM_RELOADS ?= 5
+STORM_TIMEOUT ?= 3600
+STORM_SEED ?=
+STORM_PROGRESS ?= 60
+STORM_SMP ?= 2
+
+.PHONY: check-storm
+check-storm: $(FUZZ_DIR)/storm $(if $(filter debug,$(STORM_KERNEL)),debug-kernel)
+	$(Q)env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL TAP_TIMEOUT=$$(($(STORM_TIMEOUT) + 900)) \
+		STORM_KERNEL=$(STORM_KERNEL) STORM_CLIENTS=$(STORM_CLIENTS) \
+		STORM_OPS=$(STORM_OPS) STORM_KILLS=$(STORM_KILLS) \
+		STORM_RELOADS=$(STORM_RELOADS) STORM_TIMEOUT=$(STORM_TIMEOUT) \
+		STORM_SEED=$(STORM_SEED) STORM_PROGRESS=$(STORM_PROGRESS) \
+		VM_SMP=$(STORM_SMP) \
+		tests/tools/prove-count $(PROVE_FLAGS) tests/fuzz/storm-vm.t
+
 # libFuzzer: clang with its runtime (Debian: clang-14, libclang-rt-14-dev).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60

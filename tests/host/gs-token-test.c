@@ -72,6 +72,17 @@ static void *acquire_thread(void *arg)
 	return (void *)r;
 }
 
+/* A waiter that gives up after 300 ms: ETIMEDOUT expected. */
+static void *give_up_thread(void *arg)
+{
+	return (void *)(long)gpusched_acquire(arg, 300000000LL);
+}
+
+static uint32_t st_flags(const struct gpusched *g)
+{
+	return __atomic_load_n(&g->st->flags, __ATOMIC_ACQUIRE);
+}
+
 /* Raise our own share from an unprivileged process: EPERM, and lowering
  * is allowed. Run in a child that dropped root.
  */
@@ -220,6 +231,30 @@ int main(void)
 	ok(info.yields >= 1 && info.grants >= 1, "accounting: %llu grants, %llu yields, %llu overruns, held %llu us",
 	   (unsigned long long)info.grants, (unsigned long long)info.yields,
 	   (unsigned long long)info.overruns, (unsigned long long)info.held_ns / 1000);
+
+	/*
+	 * A waiter that gives up after the holder was asked to yield takes
+	 * the request with it: the holder keeps the token past the grace
+	 * time (70-token.t gives 2 s) and is not revoked for nobody.
+	 */
+	EXPECT(gpusched_acquire(g, GPUSCHED_FOREVER), 0);
+	pthread_create(&t, NULL, give_up_thread, g2);
+	t0 = ms_now();
+	while (!gpusched_yield_requested(g) && ms_now() - t0 < 3000)
+		usleep(1000);
+	ok(gpusched_yield_requested(g), "a waiter comes: the holder is asked to yield (%llu ms)",
+	   (unsigned long long)(ms_now() - t0));
+	pthread_join(t, &res);
+	ok((long)res == -ETIMEDOUT, "the waiter gives up (%ld)", (long)res);
+	ok(!gpusched_yield_requested(g) && gpusched_holding(g),
+	   "the waiter gone, the request is withdrawn (flags %#x)", st_flags(g));
+	usleep(2500000);
+	ok(gpusched_holding(g) && !(st_flags(g) & GPUSCHED_ST_REVOKED),
+	   "not revoked after the grace time with nobody waiting (flags %#x)",
+	   st_flags(g));
+	EXPECT(gpusched_release(g), 0);
+	EXPECT(gpusched_info(g, &info), 0);
+	ok(info.overruns == 0, "no overrun (%llu)", (unsigned long long)info.overruns);
 
 	/* Parameters. */
 	EXPECT(gpusched_set_params(g, 0, GPUSCHED_KEEP, GPUSCHED_KEEP), -EINVAL);

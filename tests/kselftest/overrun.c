@@ -2,7 +2,9 @@
 /*
  * A holder that ignores the yield request is revoked once the grace time
  * has passed: the waiter gets the token, the holder is charged an overrun
- * and told through its status page, and its late RELEASE fails.
+ * and told through its status page, and its late RELEASE fails. A waiter
+ * that leaves (timeout, kill) before then takes the request with it: the
+ * holder keeps the token past the grace time.
  */
 #include <pthread.h>
 #include "gs_test.h"
@@ -42,6 +44,7 @@ FIXTURE_TEARDOWN(overrun)
 struct waiter {
 	int fd;
 	int ret;
+	uint64_t timeout_ns;	/* 0: none */
 	uint64_t granted_ns;	/* atomic */
 };
 
@@ -49,7 +52,8 @@ static void *waiter_fn(void *arg)
 {
 	struct waiter *w = arg;
 
-	w->ret = gs_acquire(w->fd, 0, 0);
+	w->ret = gs_acquire(w->fd, w->timeout_ns ? GPUSCHED_ACQUIRE_TIMEOUT : 0,
+			    w->timeout_ns);
 	__atomic_store_n(&w->granted_ns, gs_now_ns(), __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -131,6 +135,96 @@ TEST_F(overrun, ignored_yield_is_revoked)
 	EXPECT_EQ(0, gs_release(self->h));
 	ASSERT_EQ(0, gs_info(self->w, &ci));
 	EXPECT_EQ(0, ci.overruns);
+}
+
+/*
+ * A grace time long enough that a waiter on an emulated, busy machine
+ * leaves well within it, and the waiter's timeout.
+ */
+#define LONG_GRACE_US	2000000
+#define GIVE_UP_NS	(500000 * US)
+
+/* Spin on the holder's page until it says @flag; when it did, or 0. */
+static uint64_t wait_flag(const struct gpusched_status *st, __u32 flag)
+{
+	uint64_t end = gs_now_ns() + 5 * SLACK_NS;
+
+	while (gs_now_ns() < end)
+		if (gs_st_flags(st) & flag)
+			return gs_now_ns();
+	return 0;
+}
+
+/*
+ * After the waiter left: no YIELD on the page at once, and no revocation
+ * after the grace time either; the holder releases normally.
+ */
+static void check_not_revoked(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(overrun) *self, uint64_t t_yield,
+			      long long overruns)
+{
+	uint64_t end = t_yield + LONG_GRACE_US * US + SLACK_NS;
+	struct gpusched_client_info ci;
+	__u32 flags = gs_st_flags(self->sh);
+
+	EXPECT_EQ(0, flags & GPUSCHED_ST_YIELD)
+		TH_LOG("yield still requested after the waiter left (flags %#x)",
+		       flags);
+	EXPECT_NE(0, flags & GPUSCHED_ST_HOLDING);
+	if (gs_now_ns() < end)
+		gs_sleep_us((end - gs_now_ns()) / US);
+	flags = gs_st_flags(self->sh);
+	EXPECT_EQ(0, flags & GPUSCHED_ST_REVOKED)
+		TH_LOG("revoked after the grace time though nobody waited");
+	EXPECT_NE(0, flags & GPUSCHED_ST_HOLDING);
+	EXPECT_EQ(0, flags & GPUSCHED_ST_YIELD);
+	ASSERT_EQ(0, gs_info(self->h, &ci));
+	EXPECT_EQ(0, ci.overruns);
+	EXPECT_EQ(GPUSCHED_STATE_HOLDING, ci.state);
+	EXPECT_EQ(overruns, gs_gpu_read(self->gpu, "overruns"));
+	EXPECT_EQ(0, gs_release(self->h));
+}
+
+TEST_F(overrun, waiter_timeout_withdraws_yield)
+{
+	struct waiter w = { .fd = self->w, .timeout_ns = GIVE_UP_NS };
+	long long overruns = gs_gpu_read(self->gpu, "overruns");
+	uint64_t t_yield;
+	pthread_t thread;
+
+	ASSERT_LE(0, overruns);
+	ASSERT_EQ(0, gs_gpu_write_u64(self->gpu, "grace_us", LONG_GRACE_US));
+	ASSERT_EQ(0, gs_acquire(self->h, 0, 0));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, waiter_fn, &w));
+	t_yield = wait_flag(self->sh, GPUSCHED_ST_YIELD);
+	pthread_join(thread, NULL);
+	ASSERT_NE(0, t_yield) TH_LOG("the holder was never asked to yield");
+	ASSERT_EQ(-ETIMEDOUT, w.ret);
+	check_not_revoked(_metadata, self, t_yield, overruns);
+}
+
+TEST_F(overrun, waiter_kill_withdraws_yield)
+{
+	long long overruns = gs_gpu_read(self->gpu, "overruns");
+	uint64_t t_yield;
+	pid_t pid;
+
+	ASSERT_LE(0, overruns);
+	ASSERT_EQ(0, gs_gpu_write_u64(self->gpu, "grace_us", LONG_GRACE_US));
+	ASSERT_EQ(0, gs_acquire(self->h, 0, 0));
+	pid = gs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = gs_open_attached(GS_GPU_OVERRUN);
+
+		_exit(fd < 0 || gs_acquire(fd, 0, 0) ? 1 : 0);
+	}
+	t_yield = wait_flag(self->sh, GPUSCHED_ST_YIELD);
+	/* The killed waiter's ACQUIRE ends, and its file closes. */
+	kill(pid, SIGKILL);
+	ASSERT_EQ(128 + SIGKILL, gs_wait(pid));
+	ASSERT_NE(0, t_yield) TH_LOG("the holder was never asked to yield");
+	check_not_revoked(_metadata, self, t_yield, overruns);
 }
 
 TEST_HARNESS_MAIN

@@ -98,7 +98,7 @@ struct scl {
 	uint64_t grant_at, yield_at, wait_since, last_wait;
 	uint64_t release_at, wait_at;	/* its next actions, or NEVER */
 	/* totals of this attachment, as seen */
-	uint64_t held, grants, yields, revokes, eperms;
+	uint64_t held, grants, yields, unyields, revokes, eperms;
 	uint64_t wait_max;
 };
 
@@ -178,7 +178,8 @@ static void end_hold(struct sim *s, int i)
 
 static bool fx_empty(const struct gs_pol_effects *fx)
 {
-	return !fx->granted && !fx->yield && !fx->revoked && !fx->released;
+	return !fx->granted && !fx->yield && !fx->unyield && !fx->revoked &&
+	       !fx->released;
 }
 
 /* What the clients learn from @fx; @actor made the call (-1: none). */
@@ -234,6 +235,16 @@ static void sim_fx(struct sim *s, const struct gs_pol_effects *fx, int actor)
 		s->grants++;
 		s->holder = i;
 		c->release_at = c->work ? s->now + c->work : NEVER;
+	}
+	if (fx->unyield) {
+		i = idx_of(s, fx->unyield);
+		if (!SCHECK(s, i >= 0 && i == s->holder && s->c[i].yielded &&
+			       !fx->yield,
+			    "yield withdrawn from %d, holder %d", i, s->holder))
+			return;
+		/* A client already draining releases anyway. */
+		s->c[i].yielded = false;
+		s->c[i].unyields++;
 	}
 	if (fx->yield) {
 		i = idx_of(s, fx->yield);
@@ -339,6 +350,9 @@ static void sim_check(struct sim *s)
 			  (!c->yielded || h->yield_at == c->yield_at),
 		       "yield state %d, seen %d", h->yield_requested,
 		       c->yielded);
+		/* Nobody is revoked for nothing: someone waits, or a cap. */
+		SCHECK(s, !h->yield_requested || nw || s->now >= h->hard_end,
+		       "holder asked to yield with no waiter and no cap");
 	}
 	SCHECK(s, d->min_vtime >= s->floor, "vtime floor went down");
 	s->floor = d->min_vtime;
@@ -357,10 +371,11 @@ static void sim_trace(struct sim *s, const struct gs_pol_effects *fx, int actor)
 	static const char st[] = "IWH";
 	int i;
 
-	printf("# %" PRIu64 " %s by %d: g=%d y=%d r=%d rel=%d | next %" PRIu64 " floor %" PRIu64 "\n",
+	printf("# %" PRIu64 " %s by %d: g=%d y=%d uy=%d r=%d rel=%d | next %" PRIu64 " floor %" PRIu64 "\n",
 	       s->now, s->op, actor,
 	       fx->granted ? idx_of(s, fx->granted) : -1,
 	       fx->yield ? idx_of(s, fx->yield) : -1,
+	       fx->unyield ? idx_of(s, fx->unyield) : -1,
 	       fx->revoked ? idx_of(s, fx->revoked) : -1,
 	       fx->released ? idx_of(s, fx->released) : -1,
 	       gs_pol_next_event(&s->d, s->now), s->d.min_vtime);
@@ -404,7 +419,8 @@ static int sim_attach(struct sim *s, int i)
 	c->pc = &b->pc;
 	c->holding = c->waiting = c->yielded = false;
 	c->release_at = c->wait_at = NEVER;
-	c->held = c->grants = c->yields = c->revokes = c->eperms = 0;
+	c->held = c->grants = c->yields = c->unyields = c->revokes = 0;
+	c->eperms = 0;
 	c->wait_max = 0;
 	SCHECK(s, b->pc.state == GS_POL_IDLE && b->pc.vtime == s->d.min_vtime,
 	       "new client %d not idle at the floor", i);
@@ -421,8 +437,9 @@ static void sim_detach(struct sim *s, int i)
 
 	s->op = "detach";
 	gs_pol_client_exit(&s->d, p, s->now, &fx);
-	SCHECK(s, fx.granted != p && fx.yield != p && fx.revoked != p &&
-		  fx.released != p, "detached client %d still reported", i);
+	SCHECK(s, fx.granted != p && fx.yield != p && fx.unyield != p &&
+		  fx.revoked != p && fx.released != p,
+	       "detached client %d still reported", i);
 	SCHECK(s, s->d.holder != p, "detached client %d holds", i);
 	if (held)
 		end_hold(s, i);
@@ -910,6 +927,89 @@ static void t_overrun(void)
 	sim_cancel(&s, 2);
 	sim_release(&s, 2);
 	CHECK(s.holder == 0 && !s.c[0].pc->revoked, "revoked flag stuck");
+	sim_free(&s);
+}
+
+/*
+ * A waiter that leaves (cancel: timeout, signal; or detach: close, kill)
+ * after the holder was asked to yield withdraws the request when no other
+ * waiter justifies it: the holder is not revoked for nobody, the timer
+ * has nothing left to do. One that still waits keeps the request.
+ */
+static void t_yield_withdrawn(void)
+{
+	struct gs_pol_params p;
+	uint64_t g0, ty;
+	struct sim s;
+
+	gs_pol_default_params(&p);
+	sim_init(&s, 4, &p, 0);
+	sim_attach(&s, 0);
+	sim_attach(&s, 1);
+	sim_attach(&s, 2);
+	s.c[0].deaf = true;
+	sim_wait(&s, 0);
+	g0 = s.now;
+	s.now += 1 * MS;
+	sim_wait(&s, 1);
+	s.now = g0 + p.slice_ns;
+	sim_tick(&s);
+	CHECK(s.c[0].yielded, "not asked to yield at the end of the slice");
+	ty = s.now;
+
+	/* The only waiter cancels halfway through the grace time. */
+	s.now += p.grace_ns / 2;
+	sim_cancel(&s, 1);
+	CHECK(!s.c[0].yielded && !s.d.holder->yield_requested &&
+	      s.c[0].unyields == 1, "yield request left standing");
+	CHECK(!(gs_pol_status_flags(s.d.holder) & GPUSCHED_ST_YIELD),
+	      "status page still says yield");
+	CHECK(gs_pol_next_event(&s.d, s.now) == NEVER,
+	      "timer armed for %" PRIu64 " with nobody waiting",
+	      gs_pol_next_event(&s.d, s.now));
+	s.now = ty + p.grace_ns + 1 * SEC;
+	sim_tick(&s);
+	CHECK(s.holder == 0 && !s.d.overruns, "revoked for nobody");
+
+	/* A new waiter asks anew, with a grace time of its own. */
+	sim_wait(&s, 1);
+	CHECK(s.c[0].yielded && s.c[0].yield_at == s.now,
+	      "not asked anew by a new waiter");
+	ty = s.now;
+
+	/* Two wait; one leaves: the other still justifies the request. */
+	s.now += 1 * MS;
+	sim_wait(&s, 2);
+	s.now += 1 * MS;
+	sim_cancel(&s, 1);
+	CHECK(s.c[0].yielded && s.d.holder->yield_at == ty,
+	      "request withdrawn though a waiter is left");
+	/* The last one is killed (its file closed): withdrawn again. */
+	s.now += 1 * MS;
+	sim_detach(&s, 2);
+	CHECK(!s.c[0].yielded && s.c[0].unyields == 2,
+	      "request left standing after the last waiter detached");
+	s.now = ty + p.grace_ns + 1 * SEC;
+	sim_tick(&s);
+	CHECK(s.holder == 0 && !s.d.overruns, "revoked for nobody");
+
+	/* A request that waiters do not justify (the cap's end) stands. */
+	sim_set(&s, 0, GPUSCHED_WEIGHT_DEFAULT, GPUSCHED_CLASS_NORMAL, 10);
+	s.now = gs_pol_next_event(&s.d, s.now);
+	sim_tick(&s);
+	CHECK(s.c[0].yielded, "capped holder not asked to yield at its end");
+	sim_attach(&s, 3);
+	sim_wait(&s, 3);
+	s.now += 1 * MS;
+	sim_cancel(&s, 3);
+	CHECK(s.c[0].yielded, "cap's request withdrawn by a waiter leaving");
+	/* Lifting the cap with nobody waiting withdraws it. */
+	sim_set(&s, 0, GPUSCHED_WEIGHT_DEFAULT, GPUSCHED_CLASS_NORMAL,
+		GPUSCHED_CAP_NONE);
+	CHECK(!s.c[0].yielded, "request left standing after the cap went");
+	s.now += p.grace_ns + 1 * SEC;
+	sim_tick(&s);
+	CHECK(s.holder == 0 && !s.d.overruns, "revoked for nobody");
 	sim_free(&s);
 }
 
@@ -1664,6 +1764,7 @@ static const struct tap_test tests[] = {
 	{ "gs_pol_lowers: lower weight/class, add or lower a cap; never raise", t_lowers },
 	{ "release by a non-holder is EPERM; calls in the wrong state do nothing", t_eperm },
 	{ "overrun: revoked after grace_ns, charged, counted; not before", t_overrun },
+	{ "yield withdrawn when the waiters that justified it leave", t_yield_withdrawn },
 	{ "next_event: slice end, grace end, nothing for a lone holder", t_next_event },
 	{ "next_event: an overdue event is due now, even before a tick", t_next_event_overdue },
 	{ "a grant of any length is charged in full", t_long_grant },
