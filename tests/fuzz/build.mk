@@ -28,7 +28,7 @@ VM_EXTRA += $(FUZZ_DIR)/fuzz-dev:/tests/fuzz-dev \
 vm-tests: $(FUZZ_VM_BINS)
 
 # The kselftest programs that share the raw netlink helpers.
-$(addprefix $(KSELFTEST_DIR)/bin/,netlink-dump namespaces grant-page): \
+$(addprefix $(KSELFTEST_DIR)/bin/,netlink-dump namespaces grant-page faultinject): \
 	tests/fuzz/fuzz-nl.h
 
 # libFuzzer: clang with its runtime (Debian: clang-14, libclang-rt-14-dev).
