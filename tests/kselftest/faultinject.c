@@ -562,20 +562,18 @@ static const char *fi_check_mmap(struct fi_ctx *x, int err, bool fired)
 	return NULL;
 }
 
-/* Holding, with the status page mapped and a second client attached. */
+/* Holding, with a second client attached. */
 static int fi_setup_close(struct fi_ctx *x)
 {
 	int err = fi_setup_holding(x);
 
 	if (err)
 		return err;
-	x->map = (void *)gs_map_status(x->fd);
-	if (!x->map)
-		return -errno;
 	x->fd2 = gs_open_attached(FI_GPU);
 	return x->fd2 < 0 ? x->fd2 : 0;
 }
 
+/* The last reference to the file: the client goes on return to user space. */
 static int fi_run_close(struct fi_ctx *x)
 {
 	int err = close(x->fd) ? -errno : 0;
@@ -584,16 +582,38 @@ static int fi_run_close(struct fi_ctx *x)
 	return err;
 }
 
-/* The token went free with the holder; its page outlives the file. */
+/* The token went free with the holder. */
 static const char *fi_check_close(struct fi_ctx *x, int err, bool fired)
 {
-	const struct gpusched_status *st = x->map;
-
-	if (st->version != GPUSCHED_STATUS_VERSION)
-		return "the mapped page changed after close";
 	if (gs_acquire(x->fd2, GPUSCHED_ACQUIRE_NONBLOCK, 0))
 		return "the token is not free after its holder closed";
 	return NULL;
+}
+
+/* The same, but the file closed already: the mapping holds the last reference. */
+static int fi_setup_munmap(struct fi_ctx *x)
+{
+	int err = fi_setup_close(x);
+
+	if (err)
+		return err;
+	x->map = (void *)gs_map_status(x->fd);
+	if (!x->map)
+		return -errno;
+	return fi_run_close(x);
+}
+
+static int fi_run_munmap(struct fi_ctx *x)
+{
+	const struct gpusched_status *st = x->map;
+	int err;
+
+	if (st->version != GPUSCHED_STATUS_VERSION)
+		return -EPROTO;
+	err = munmap(x->map, GPUSCHED_STATUS_SIZE) ? -errno : 0;
+	if (!err)
+		x->map = NULL;
+	return err;
 }
 
 static const struct fi_op fi_dev_ops[] = {
@@ -613,7 +633,8 @@ static const struct fi_op fi_dev_ops[] = {
 	  fi_check_set_params },
 	{ "GET_INFO", 0, fi_setup_attached, fi_run_get_info, NULL },
 	{ "mmap", 0, fi_setup_attached, fi_run_mmap, fi_check_mmap },
-	{ "close, holding, page mapped", 0, fi_setup_close, fi_run_close,
+	{ "close, holding", 0, fi_setup_close, fi_run_close, fi_check_close },
+	{ "munmap, holding, file closed", 0, fi_setup_munmap, fi_run_munmap,
 	  fi_check_close },
 };
 
