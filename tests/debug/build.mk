@@ -7,7 +7,8 @@
 #
 # make check-kcsan: the same on the second debug kernel, KCSAN and fault
 # injection (tests/debug/kcsan.config, cached in build/kcsan-kernel/),
-# where tests/kselftest/faultinject.c runs. Same knobs.
+# where tests/kselftest/faultinject.c runs. Same knobs; prove waits up to
+# TAP_TIMEOUT (5400 s) for the VM, as faultinject adds to the run.
 
 DEBUG_FUZZ_SECONDS ?= 60
 
@@ -30,4 +31,5 @@ check-kcsan: kcsan-kernel
 	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
 		{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 	$(Q)$(VM_ENV) DEBUG_FUZZ_SECONDS=$(DEBUG_FUZZ_SECONDS) \
+		TAP_TIMEOUT=$${TAP_TIMEOUT:-5400} \
 		tests/tools/prove-count $(PROVE_FLAGS) tests/debug/vm-kcsan.t
