@@ -2,10 +2,11 @@
 /*
  * Every allocation and user copy that the module's entry points reach is
  * failed in turn: open, ATTACH (new and existing token), ACQUIRE, RELEASE,
- * YIELD, SET_PARAMS, GET_INFO, mmap of the status page, close, and the
- * netlink family's commands and dumps. /proc/thread-self/fail-nth fails the
- * Nth fault point of the task (kmalloc, page allocation, user copy), for
- * N = 1, 2, ... until the operation runs with none failed.
+ * YIELD, SET_PARAMS, GET_INFO, mmap of the status page, close, the sysfs
+ * files, and the netlink family's commands and dumps.
+ * /proc/thread-self/fail-nth fails the Nth fault point of the task
+ * (kmalloc, page allocation, user copy), for N = 1, 2, ... until the
+ * operation runs with none failed.
  *
  * Each run must succeed, or fail with ENOMEM, EFAULT or ENOBUFS, and leave
  * the client as it was before the failed call; once its files are closed
@@ -695,6 +696,32 @@ static int fi_run_munmap(struct fi_ctx *x)
 	return err;
 }
 
+/* sysfs: open, write or read, close, all with their fault points. */
+static int fi_run_sysfs_write(struct fi_ctx *x)
+{
+	return gs_gpu_write(x->gpu, "timeslice_us", "20000\n");
+}
+
+static const char *fi_check_sysfs_write(struct fi_ctx *x, int err, bool fired)
+{
+	long long slice = gs_gpu_read(x->gpu, "timeslice_us");
+
+	if (!err && slice != 20000)
+		return "the write succeeded and did not set the slice";
+	if (err && slice != 10000)
+		return "a failed write changed the slice";
+	return gs_gpu_write(x->gpu, "timeslice_us", "10000") ?
+	       "cannot restore the slice" : NULL;
+}
+
+static int fi_run_sysfs_read(struct fi_ctx *x)
+{
+	char path[256], buf[64];
+
+	gs_gpu_path(path, sizeof(path), x->gpu, "nr_clients");
+	return gs_sysfs_read_path(path, buf, sizeof(buf));
+}
+
 static const struct fi_op fi_dev_ops[] = {
 	{ "open", 0, 0, NULL, fi_run_open, fi_check_open },
 	{ "ATTACH, existing token", 0, GPUSCHED_CMD_EV_ATTACH, fi_setup_open,
@@ -716,6 +743,10 @@ static const struct fi_op fi_dev_ops[] = {
 	  fi_run_close, fi_check_close },
 	{ "munmap, holding, file closed", 0, GPUSCHED_CMD_EV_DETACH,
 	  fi_setup_munmap, fi_run_munmap, fi_check_munmap },
+	{ "sysfs: open, write timeslice_us, close", 0, 0, NULL,
+	  fi_run_sysfs_write, fi_check_sysfs_write },
+	{ "sysfs: open, read nr_clients, close", 0, 0, NULL, fi_run_sysfs_read,
+	  NULL },
 };
 
 TEST_F_TIMEOUT(fi, dev, 1200)
