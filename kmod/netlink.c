@@ -433,7 +433,11 @@ static size_t gs_client_msg_size(void)
 	       nla_total_size(TASK_COMM_LEN);		/* comm */
 }
 
-/* May be called in atomic context (a revocation from the timer). */
+/*
+ * May be called in atomic context (a revocation from the timer). An event
+ * that cannot be built is not dropped silently: the listeners get ENOBUFS,
+ * as when their socket overflows, and know to resync with a dump.
+ */
 void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
 {
 	struct sk_buff *msg;
@@ -442,12 +446,16 @@ void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
 		return;
 	msg = genlmsg_new(gs_client_msg_size(), GFP_ATOMIC);
 	if (!msg)
-		return;
+		goto lost;
 	if (gs_put_client(msg, s, pid_nr(s->pid), &init_user_ns, cmd, 0, 0, 0)) {
 		nlmsg_free(msg);
-		return;
+		goto lost;
 	}
 	genlmsg_multicast(&gs_family, msg, 0, GS_MCGRP_EVENTS, GFP_ATOMIC);
+	return;
+
+lost:
+	genl_set_err(&gs_family, &init_net, 0, GS_MCGRP_EVENTS, -ENOBUFS);
 }
 
 int gs_netlink_init(void)

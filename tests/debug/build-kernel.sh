@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build-kernel.sh
+# build-kernel.sh [NAME]
 #
-# Build the debug kernel of tests/debug/debug.config from Debian's
+# Build the debug kernel NAME (default debug; also kcsan) of
+# tests/debug/base.config and tests/debug/NAME.config from Debian's
 # linux-source-6.1 (extracted here, never committed) and print the
 # directory that holds it: DIR/bzImage, and DIR/linux, the built tree to
 # build modules against (KDIR). The build is cached in
-# build/debug-kernel/KEY/, KEY a hash of the config fragment, the source
+# build/NAME-kernel/KEY/, KEY a hash of the config fragments, the source
 # tarball, the compiler and this script, so a second run prints at once.
 # When only the fragment (or this script) changed, the previous tree is
 # reconfigured and rebuilt incrementally instead of extracted again: kbuild
@@ -21,14 +22,24 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 SRC=${LINUX_SOURCE:-/usr/src/linux-source-6.1.tar.xz}
-FRAG=$ROOT/tests/debug/debug.config
+NAME=${1:-debug}
+BASE=$ROOT/tests/debug/base.config
+FRAG=$ROOT/tests/debug/$NAME.config
 JOBS=${JOBS:-$(nproc)}
 NICE=${NICE:-10}
-CACHE=$ROOT/build/debug-kernel
+CACHE=$ROOT/build/$NAME-kernel
 
 log() {
-	echo "debug-kernel: $*" >&2
+	echo "$NAME-kernel: $*" >&2
 }
+
+case $NAME in
+base | */* | '') log "no such kernel: $NAME"; exit 1 ;;
+esac
+if [ ! -r "$FRAG" ]; then
+	log "no tests/debug/$NAME.config"
+	exit 1
+fi
 
 if [ ! -r "$SRC" ]; then
 	log "$SRC missing: run tests/tools/install-deps.sh"
@@ -40,7 +51,7 @@ done
 
 SOURCE_ID="$(stat -c '%n %s %Y' "$SRC") $(gcc --version | head -n 1)"
 KEY=$( {
-	cat "$FRAG" "$0"
+	cat "$BASE" "$FRAG" "$0"
 	echo "$SOURCE_ID"
 } | sha256sum | cut -c1-16)
 DIR=$CACHE/$KEY
@@ -51,7 +62,7 @@ exec 9>"$CACHE/.lock"
 flock 9
 
 if [ -f "$DIR/done" ]; then
-	log "cached: build/debug-kernel/$KEY"
+	log "cached: build/$NAME-kernel/$KEY"
 	echo "$DIR"
 	exit 0
 fi
@@ -68,7 +79,7 @@ for old in "$CACHE"/*/; do
 	[ -d "$old" ] && [ "$old" != "$DIR" ] || continue
 	if [ ! -d "$K" ] && [ -d "$old/linux" ] &&
 	   [ "$(cat "$old/source" 2>/dev/null)" = "$SOURCE_ID" ]; then
-		log "reusing the tree of build/debug-kernel/${old##*/}"
+		log "reusing the tree of build/$NAME-kernel/${old##*/}"
 		mv "$old/linux" "$K"
 	fi
 	rm -rf "$old"
@@ -84,10 +95,10 @@ fi
 echo "$SOURCE_ID" >"$DIR/source"
 extracted=$(date +%s)
 
-log "configuring (tinyconfig + tests/debug/debug.config)"
+log "configuring (tinyconfig + tests/debug/base.config + tests/debug/$NAME.config)"
 {
 	make -C "$K" ARCH=x86_64 tinyconfig
-	"$K/scripts/kconfig/merge_config.sh" -m -O "$K" "$K/.config" "$FRAG"
+	"$K/scripts/kconfig/merge_config.sh" -m -O "$K" "$K/.config" "$BASE" "$FRAG"
 	make -C "$K" ARCH=x86_64 olddefconfig
 } >"$DIR/build.log" 2>&1
 
@@ -109,7 +120,7 @@ while IFS= read -r line; do
 		fi
 		;;
 	esac
-done <"$FRAG"
+done < <(cat "$BASE" "$FRAG")
 if [ $bad -ne 0 ]; then
 	log "configuration does not hold the fragment; see $K/.config"
 	exit 1

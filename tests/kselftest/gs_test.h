@@ -44,6 +44,7 @@ enum gs_test_gpu {
 	GS_GPU_NL_DUMP = 0x40,
 	GS_GPU_NAMESPACES,
 	GS_GPU_GRANT_PAGE,
+	GS_GPU_FAULT = 0x50,	/* to 0x5f */
 	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 

@@ -26,6 +26,10 @@
 #   VM_APPEND   more words for the kernel command line (a word without a
 #               dot reaches init, and so the tests, as an environment
 #               variable)
+#   VM_KLOG_FILTER  a command that rewrites the kernel log (standard input
+#               to standard output) before it is judged, marking reports
+#               that are not gpusched's "set aside" (tests/debug/kcsan-filter);
+#               the logs as written stay in *.raw
 set -eu
 
 SERIES=${1:?usage: run.sh SERIES}
@@ -41,6 +45,7 @@ VM_INSMOD_ARGS=${VM_INSMOD_ARGS-max_gpus=64}
 VM_KIMAGE=${VM_KIMAGE:-}
 VM_KDIR=${VM_KDIR:-}
 VM_APPEND=${VM_APPEND:-}
+VM_KLOG_FILTER=${VM_KLOG_FILTER:-}
 
 # What the kernel writes when something is wrong. Matched against the
 # console and each test's kernel log. Not kmemleak's "new suspected memory
@@ -223,6 +228,14 @@ awk -v dir="$STEPS" '
 	file != "" { print > file }
 ' "$RESULTS"
 
+if [ -n "$VM_KLOG_FILTER" ]; then
+	for f in "$STEPS"/*.klog "$CONSOLE"; do
+		[ -f "$f" ] || continue
+		mv "$f" "$f.raw"
+		$VM_KLOG_FILTER <"$f.raw" >"$f"
+	done
+fi
+
 # Whether the kernel log written during step $1 shows a kernel problem.
 klog_bad() {
 	[ -f "$STEPS/$1.klog" ] && grep -E "$KLOG_BAD" "$STEPS/$1.klog" >/dev/null
@@ -290,6 +303,14 @@ for when in tests rmmod; do
 		printf '%b' "$leaks" | head -n 60 | diag
 	fi
 done
+
+# What the filter set aside: listed, one line per kind, not failed.
+if [ -n "$VM_KLOG_FILTER" ]; then
+	aside=$(grep -c 'set aside' "$CONSOLE" || true)
+	ok "kernel log: $aside reports set aside by $VM_KLOG_FILTER"
+	sed -e 's/\r$//' -e 's/^\[[^]]*\] //' -n -e '/set aside/p' "$CONSOLE" |
+		sort | uniq -c | sort -rn | diag
+fi
 
 # The whole console: catches what the per-step logs cannot, such as a
 # panic that stopped init.
