@@ -50,20 +50,6 @@ static int gs_module_reload(const char *params)
 	return err ? err : gs_module_load(params);
 }
 
-static int count_gpus(void)
-{
-	DIR *dir = opendir(GS_SYSFS_DIR);
-	struct dirent *d;
-	int n = 0;
-
-	if (!dir)
-		return -errno;
-	while ((d = readdir(dir)))
-		n += !strncmp(d->d_name, "gpu", 3);
-	closedir(dir);
-	return n;
-}
-
 FIXTURE_SETUP(capacity)
 {
 	size_t len = 0;
@@ -108,18 +94,18 @@ TEST_F(capacity, new_uuid_beyond_max_gpus_gives_enospc)
 	EXPECT_EQ(16, gs_param_read("max_gpus"));
 	ASSERT_EQ(0, gs_module_reload("max_gpus=3"));
 	ASSERT_EQ(MAX, gs_param_read("max_gpus"));
-	ASSERT_EQ(0, count_gpus());
+	ASSERT_EQ(0, gs_count_tokens());
 
 	for (i = 0; i < MAX; i++) {
 		self->fds[i] = gs_open_attached(GS_GPU_CAPACITY + i);
 		ASSERT_LE(0, self->fds[i]) TH_LOG("token %d: %s", i,
 						  strerror(-self->fds[i]));
 	}
-	EXPECT_EQ(MAX, count_gpus());
+	EXPECT_EQ(MAX, gs_count_tokens());
 	fd = gs_open();
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-ENOSPC, gs_attach(fd, GS_GPU_CAPACITY + MAX));
-	EXPECT_EQ(MAX, count_gpus());
+	EXPECT_EQ(MAX, gs_count_tokens());
 	/* The refused client can still attach to a GPU that exists... */
 	EXPECT_EQ(0, gs_attach(fd, GS_GPU_CAPACITY));
 	EXPECT_EQ(0, gs_acquire(fd, 0, 0));
@@ -130,7 +116,7 @@ TEST_F(capacity, new_uuid_beyond_max_gpus_gives_enospc)
 		close(self->fds[i]);
 		self->fds[i] = -1;
 	}
-	EXPECT_EQ(MAX, count_gpus());
+	EXPECT_EQ(MAX, gs_count_tokens());
 	fd = gs_open();
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-ENOSPC, gs_attach(fd, GS_GPU_CAPACITY + MAX));

@@ -144,20 +144,6 @@ static bool fi_clean_error(int err)
 	return err == -ENOMEM || err == -EFAULT || err == -ENOBUFS;
 }
 
-static int fi_count_tokens(void)
-{
-	DIR *dir = opendir(GS_SYSFS_DIR);
-	struct dirent *d;
-	int n = 0;
-
-	if (!dir)
-		return -errno;
-	while ((d = readdir(dir)))
-		n += !strncmp(d->d_name, "gpu", 3);
-	closedir(dir);
-	return n;
-}
-
 static int fi_state(int fd)
 {
 	struct gpusched_client_info ci;
@@ -247,7 +233,7 @@ static const char *fi_leftovers(struct fi_ctx *x)
 		return "a client, waiter or holder left on the token (sysfs)";
 	if (fi_my_clients(x) != (int)x->nr_crowd)
 		return "the GET_CLIENT dump lists a client of a closed file";
-	if (fi_count_tokens() != x->nr_tokens)
+	if (gs_count_tokens() != x->nr_tokens)
 		return "a token appeared or went";
 	/* The token is not lost: a new client gets it at once. */
 	fd = gs_open_attached(FI_GPU);
@@ -416,7 +402,7 @@ FIXTURE_SETUP(fi)
 	x->gpu = gs_gpu_index(fd);
 	close(fd);
 	ASSERT_LE(0, x->gpu);
-	x->nr_tokens = fi_count_tokens();
+	x->nr_tokens = gs_count_tokens();
 	ASSERT_LT(0, x->nr_tokens);
 }
 
@@ -893,7 +879,7 @@ TEST_F_TIMEOUT(fi, netlink, 1200)
 		x->nr_crowd++;
 	}
 	x->crowd_gpu = gs_gpu_index(x->crowd[0]);
-	x->nr_tokens = fi_count_tokens();
+	x->nr_tokens = gs_count_tokens();
 	for (i = 0; i < ARRAY_SIZE(fi_nl_ops); i++)
 		fi_walk(_metadata, x, &fi_nl_ops[i]);
 }

@@ -11,6 +11,7 @@
 #ifndef GS_TEST_H
 #define GS_TEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -299,6 +300,21 @@ static inline int gs_gpu_index(int fd)
  * failed or timed-out test leaves no client attached behind it. The child
  * must leave with _exit().
  */
+/* Tokens (GPUs) the module has, by their sysfs directories. */
+static inline int gs_count_tokens(void)
+{
+	DIR *dir = opendir(GS_SYSFS_DIR);
+	struct dirent *d;
+	int n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir)))
+		n += !strncmp(d->d_name, "gpu", 3);
+	closedir(dir);
+	return n;
+}
+
 static inline pid_t gs_fork(void)
 {
 	pid_t parent = getpid(), pid;

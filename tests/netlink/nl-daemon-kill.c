@@ -136,18 +136,7 @@ static int churner(void)
 
 static pid_t daemon_start(void)
 {
-	pid_t pid = gs_fork();
-
-	if (pid == 0) {
-		int log = open(LOG, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		dup2(log, STDOUT_FILENO);
-		dup2(log, STDERR_FILENO);
-		execl(NL_GPUSCHEDD, "gpuschedd", "--config", CONF, "--verbose",
-		      (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return nlt_daemon_start(CONF, LOG, NULL);
 }
 
 /* How many times the log has @needle. */

@@ -223,21 +223,10 @@ static void policy_v1(FIXTURE_DATA(daemon) *self)
 	write_file(CONF, text);
 }
 
-/* gpuschedd with CONF, its output appended to LOG. */
+/* gpuschedd with CONF and metrics, its output appended to LOG. */
 static pid_t daemon_start(void)
 {
-	pid_t pid = gs_fork();
-
-	if (pid == 0) {
-		int log = open(LOG, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		dup2(log, STDOUT_FILENO);
-		dup2(log, STDERR_FILENO);
-		execl(NL_GPUSCHEDD, "gpuschedd", "--config", CONF, "--metrics",
-		      "127.0.0.1:9464", "--verbose", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return nlt_daemon_start(CONF, LOG, "127.0.0.1:9464");
 }
 
 FIXTURE_SETUP(daemon)

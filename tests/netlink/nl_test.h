@@ -432,4 +432,29 @@ static inline int nlt_drop_privileges(uid_t uid, gid_t gid)
 	return 0;
 }
 
+/*
+ * gpuschedd with the policy file @conf, metrics served on @metrics (NULL:
+ * none), its output appended to @log.
+ */
+static inline pid_t nlt_daemon_start(const char *conf, const char *log,
+				     const char *metrics)
+{
+	pid_t pid = gs_fork();
+
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (metrics)
+			execl(NL_GPUSCHEDD, "gpuschedd", "--config", conf,
+			      "--verbose", "--metrics", metrics, (char *)NULL);
+		else
+			execl(NL_GPUSCHEDD, "gpuschedd", "--config", conf,
+			      "--verbose", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
 #endif /* GS_NL_TEST_H */
