@@ -488,6 +488,17 @@ static bool ctx_busy(struct gs_ctx *cs)
 	return busy;
 }
 
+/* The oldest @n events of @cs completed: pop them. Caller holds cs->lock. */
+static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
+{
+	unsigned int last = (cs->head + n - 1) % cs->nr_events;
+
+	cs->done = cs->ev_mark[last];
+	cs->head = (last + 1) % cs->nr_events;
+	cs->head_seq += n;
+	cs->nr -= n;
+}
+
 /*
  * Wait until about @left_ns of @cs's queued work is left unfinished: the
  * early hand-over. The token is then given away while our last kernels
@@ -529,10 +540,7 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		cs->throttled--;
 		if (cs->head_seq != seq)
 			continue;	/* a throttled launch popped it: look again */
-		cs->done = cs->ev_mark[slot];
-		cs->head = (slot + 1) % cs->nr_events;
-		cs->head_seq += i + 1;
-		cs->nr -= i + 1;
+		ctx_pop_locked(cs, i + 1);
 		cs->last_pop_ns = 0;
 		after = (cs->launches - cs->done) * est;
 		if (after > left_ns) {
@@ -669,10 +677,7 @@ static void throttle(struct gs_ctx *cs)
 			}
 			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
-			cs->done = mark;
-			cs->head = (cs->head + 1) % cs->nr_events;
-			cs->head_seq++;
-			cs->nr--;
+			ctx_pop_locked(cs, 1);
 		}
 	}
 	pthread_mutex_unlock(&cs->lock);
