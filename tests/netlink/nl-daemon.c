@@ -339,9 +339,9 @@ TEST_F(daemon, new_clients_get_their_rule_within_100ms)
 		       worst);
 }
 
-/* The weight and class the module reports for @pid's client on @gpu. */
-static bool client_params(struct nlt *t, unsigned int gpu, pid_t pid,
-			  __u32 *weight, __u32 *class)
+/* The values and marks of @pid's client on @gpu, by dump. */
+static bool client_rec(struct nlt *t, unsigned int gpu, pid_t pid,
+		       struct nlt_client *out)
 {
 	struct nlt_clients cs = { 0 };
 	bool found = false;
@@ -350,14 +350,26 @@ static bool client_params(struct nlt *t, unsigned int gpu, pid_t pid,
 	if (nlt_get_clients(t, gpu, &cs))
 		return false;
 	for (i = 0; i < cs.n; i++) {
-		if (cs.c[i].pid != (__u32)pid)
-			continue;
-		found = true;
-		*weight = cs.c[i].weight;
-		*class = cs.c[i].class;
+		if (cs.c[i].pid == (__u32)pid) {
+			*out = cs.c[i];
+			found = true;
+		}
 	}
 	free(cs.c);
 	return found;
+}
+
+/* The weight and class the module reports for @pid's client on @gpu. */
+static bool client_params(struct nlt *t, unsigned int gpu, pid_t pid,
+			  __u32 *weight, __u32 *class)
+{
+	struct nlt_client c;
+
+	if (!client_rec(t, gpu, pid, &c))
+		return false;
+	*weight = c.weight;
+	*class = c.class;
+	return true;
 }
 
 TEST_F(daemon, sighup_reapplies_a_changed_file)
@@ -500,26 +512,6 @@ TEST_F(daemon, sigterm_stops_it_cleanly)
 	EXPECT_TRUE(log_has("<5>Terminated: exiting"));
 	/* journald-friendly: every line has a priority prefix. */
 	EXPECT_FALSE(log_has("\ngpuschedd:"));
-}
-
-/* The values and marks of @pid's client on @gpu, by dump. */
-static bool client_rec(struct nlt *t, unsigned int gpu, pid_t pid,
-		       struct nlt_client *out)
-{
-	struct nlt_clients cs = { 0 };
-	bool found = false;
-	size_t i;
-
-	if (nlt_get_clients(t, gpu, &cs))
-		return false;
-	for (i = 0; i < cs.n; i++) {
-		if (cs.c[i].pid == (__u32)pid) {
-			*out = cs.c[i];
-			found = true;
-		}
-	}
-	free(cs.c);
-	return found;
 }
 
 static bool has_values(struct nlt *t, unsigned int gpu, pid_t pid,
