@@ -186,6 +186,8 @@ static struct {
 
 #define GS_RING 8
 #define GS_QUEUE_UNMEASURED 4
+/* Samples of a launch's GPU time averaged before the first estimate. */
+#define GS_EST_SEED 4
 /* While someone waits for a token we hold: how often the idle thread looks. */
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
@@ -216,6 +218,9 @@ struct gs_ctx {
 	 */
 	uint64_t est_ns;
 	uint64_t last_pop_ns, last_pop_mark;
+	/* The first GS_EST_SEED samples, summed: one alone can be far off. */
+	uint64_t seed_sum;
+	unsigned int seed_n;
 };
 
 enum gs_dev_mode { DEV_NEW, DEV_OPEN, DEV_UNSCHED };
@@ -672,8 +677,16 @@ static void throttle(struct gs_ctx *cs)
 				uint64_t sample = (now - cs->last_pop_ns) /
 						  (mark - cs->last_pop_mark);
 
-				cs->est_ns = cs->est_ns ? (3 * cs->est_ns + sample) / 4
-							: sample;
+				if (cs->est_ns) {
+					cs->est_ns = (3 * cs->est_ns + sample) / 4;
+				} else {
+					/* Until then the queue stays short, so
+					 * the waits, and samples, come quickly.
+					 */
+					cs->seed_sum += sample;
+					if (++cs->seed_n == GS_EST_SEED)
+						cs->est_ns = cs->seed_sum / GS_EST_SEED;
+				}
 			}
 			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
