@@ -153,6 +153,7 @@ static void status_sync(struct arb_client *c, uint64_t now)
 	st->nr_latency = c->dev->pol.nr_latency;
 	st->held_ns = gs_pol_held_now(pc, now);
 	st->overruns = pc->overruns;
+	st->yield_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0;
 	/* Clients load flags with acquire: the fields above are valid then. */
 	__atomic_store_n(&st->flags, flags, __ATOMIC_RELEASE);
 	__atomic_store_n(&st->seq, st->seq + 1, __ATOMIC_RELEASE);

@@ -43,6 +43,7 @@ static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 	WRITE_ONCE(st->nr_latency, gpu->pol.nr_latency);
 	WRITE_ONCE(st->held_ns, gs_pol_held_now(pc, now));
 	WRITE_ONCE(st->overruns, pc->overruns);
+	WRITE_ONCE(st->yield_ns, flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0);
 	/* Readers load flags with acquire: the fields above are valid then. */
 	smp_store_release(&st->flags, flags);
 	WRITE_ONCE(st->seq, st->seq + 1);

@@ -111,12 +111,16 @@ static int env_word(const char *name, const char *const *words, int n,
 	return def;
 }
 
-static bool env_bool(const char *name)
+static bool env_bool_def(const char *name, bool def)
 {
 	static const char *const words[] = { "0", "1", "no", "yes", "off", "on" };
-	int v = env_word(name, words, 6, 0, "0 or 1");
 
-	return v & 1;
+	return env_word(name, words, 6, def, "0 or 1") & 1;
+}
+
+static bool env_bool(const char *name)
+{
+	return env_bool_def(name, false);
 }
 
 static void config_read(void)
@@ -156,6 +160,7 @@ static void config_read(void)
 	cfg.handover_ns = 1000ull * (uint64_t)env_long("GPUSCHED_HANDOVER_US", 0,
 							100000, 600,
 							" (microseconds, 0 to drain fully)");
+	cfg.latency_predict = env_bool_def("GPUSCHED_LATENCY_PREDICT", true);
 	/* A latency-class client comes back at once when it needs the GPU:
 	 * it gives the token to a waiter as soon as its work is done.
 	 */

@@ -192,6 +192,24 @@ static struct {
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
+/*
+ * A latency-class client's requests, as the holder sees them preempting it
+ * (lat_observe()): requests closer than GS_LAT_BURST_NS are one (a request
+ * of several launches may ask again); GS_LAT_CONFIRM intervals alike, to
+ * within an eighth or GS_LAT_TOL_NS, make a period. Fewer than
+ * GS_LAT_CONFIRM requests in a row off the beat, or up to GS_LAT_SKIP beats
+ * on, do not break it.
+ */
+#define GS_LAT_BURST_NS 1000000ull
+#define GS_LAT_CONFIRM 3
+#define GS_LAT_TOL_NS 200000ull
+#define GS_LAT_SKIP 4
+#define GS_LAT_PERIOD_MAX_NS 1000000000ull
+
+static inline uint64_t lat_tol_of(uint64_t period)
+{
+	return period / 8 > GS_LAT_TOL_NS ? period / 8 : GS_LAT_TOL_NS;
+}
 
 struct gs_dev;
 
@@ -240,6 +258,16 @@ struct gs_dev {
 	uint64_t retry_at;		/* DEV_UNSCHED: next try to connect */
 	/* the idle thread's view */
 	uint64_t seen_launches, seen_at;
+	/*
+	 * A periodic latency-class client (lat_observe(), under lock): its
+	 * last request, the last one on the beat, its period, how many
+	 * intervals matched it, and how many in a row did not. The
+	 * prediction is read without the lock (queue_limit()): the next
+	 * request is expected from lat_next to lat_next + lat_tol; 0: none.
+	 */
+	uint64_t lat_last, lat_anchor, lat_period;
+	unsigned int lat_count, lat_misses;
+	atomic_ullong lat_next, lat_tol;
 };
 
 static struct {
@@ -443,6 +471,82 @@ static bool dev_wanted(const struct gpusched *g, uint32_t fl)
 	       __atomic_load_n(&g->st->nr_waiting, __ATOMIC_RELAXED);
 }
 
+/*
+ * Holder of @d's token asked to yield (@fl) while a latency-class client
+ * is attached: note when, and predict the next request once requests come
+ * at a steady period (a probe, an inference server's ticks). Requests of
+ * other waiters (the end of our slice) come at other times and break the
+ * period, which then is not used until it holds again. queue_limit() then
+ * lets our queue grow while the next request is far off and run dry when
+ * it is due, so that the latency client neither waits for a deep queue
+ * nor keeps ours shallow all the time. Called with d->lock held.
+ */
+static void lat_observe(struct gs_dev *d, const struct gpusched *g,
+			uint32_t fl, uint64_t now)
+{
+	uint64_t iv, tol, k, p, at, next;
+
+	if (!gs_config()->latency_predict ||
+	    (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) !=
+	    (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD) ||
+	    dev_sharing(d) != SHARED_LATENCY)
+		return;
+	/* When we were asked; older services do not say: when we saw it.
+	 * Seen late, the request would look due later than it is, and our
+	 * queue, ending then, would make the next one wait as long again.
+	 */
+	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
+	if (!at || at > now)
+		at = now;
+	now = at;
+	if (at <= d->lat_last)
+		return;		/* seen already */
+	iv = now - d->lat_last;
+	if (iv < GS_LAT_BURST_NS)
+		return;		/* the same request, asking again */
+	p = d->lat_period;
+	tol = lat_tol_of(p);
+	iv = now - d->lat_anchor;
+	k = p ? (iv + p / 2) / p : 0;
+	if (k >= 1 && k <= GS_LAT_SKIP && iv + tol >= k * p && iv <= k * p + tol) {
+		/* On the beat, or a few beats on (requests skipped). A
+		 * period that is always skipped is a multiple: relearn it.
+		 */
+		if (k == 1) {
+			d->lat_period = (7 * p + iv) / 8;
+			d->lat_count++;
+			d->lat_misses = 0;
+		} else if (++d->lat_misses >= GS_LAT_CONFIRM) {
+			d->lat_period = iv;
+			d->lat_count = 1;
+			d->lat_misses = 0;
+		}
+		d->lat_anchor = now;
+	} else if (d->lat_count >= GS_LAT_CONFIRM &&
+		   ++d->lat_misses < GS_LAT_CONFIRM) {
+		/* Off the beat (a late wake-up): keep the beat. */
+	} else {
+		/* A new period to confirm, unless the last request is too
+		 * old to tell one.
+		 */
+		iv = now - d->lat_last;
+		d->lat_period = iv <= GS_LAT_PERIOD_MAX_NS ? iv : 0;
+		d->lat_count = d->lat_period != 0;
+		d->lat_misses = 0;
+		d->lat_anchor = now;
+	}
+	d->lat_last = now;
+	p = d->lat_period;
+	next = 0;
+	if (d->lat_count >= GS_LAT_CONFIRM)
+		next = d->lat_anchor + p * ((now - d->lat_anchor) / p + 1);
+	atomic_store(&d->lat_tol, lat_tol_of(p));
+	atomic_store(&d->lat_next, next);
+	if (d->lat_count == GS_LAT_CONFIRM)
+		gs_debug("%s: latency-class requests every %llu us",
+			 d->name, (unsigned long long)(p / 1000));
+}
+
 static void ctx_sync(struct gs_ctx *cs)
 {
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
@@ -593,8 +697,15 @@ static void drain_locked(struct gs_dev *d, bool early)
 			nanosleep(&ts, NULL);
 		}
 	}
-	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
 		ctx_drain_to(cs, left_ns);
+		/* The token goes: the next wait spans another's turn, and
+		 * its time is no sample of our launches' length.
+		 */
+		pthread_mutex_lock(&cs->lock);
+		cs->last_pop_ns = 0;
+		pthread_mutex_unlock(&cs->lock);
+	}
 	STAT_INC(drains);
 }
 
@@ -609,7 +720,7 @@ static void drain_locked(struct gs_dev *d, bool early)
 static uint64_t queue_limit(const struct gs_ctx *cs)
 {
 	const struct gs_config *c = gs_config();
-	uint64_t n = c->queue, ns = c->queue_alone_ns, floor = 2;
+	uint64_t n = c->queue, ns = c->queue_alone_ns, floor = 2, next, now;
 
 	switch (dev_sharing(cs->d)) {
 	case SHARED_LATENCY:
@@ -619,6 +730,22 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 		 */
 		ns = c->queue_latency_ns;
 		floor = 1;
+		next = atomic_load_explicit(&cs->d->lat_next, memory_order_relaxed);
+		if (!next)
+			break;
+		/* Its next request is predicted: until then, queue what
+		 * ends by then (up to the shared bound); from then, for
+		 * the tolerance, one launch at a time.
+		 */
+		now = gs_now_ns();
+		if (now < next) {
+			ns = next - now;
+			if (ns > c->queue_ns)
+				ns = c->queue_ns;
+		} else if (now - next <= atomic_load_explicit(&cs->d->lat_tol,
+							      memory_order_relaxed)) {
+			ns = 0;
+		}
 		break;
 	case SHARED:
 		ns = c->queue_ns;
@@ -829,6 +956,7 @@ static int gate_slow(struct gs_dev *d)
 	fl = gs_status_flags(g);
 	if ((fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
 		goto out;	/* another thread got it for us */
+	lat_observe(d, g, fl, gs_now_ns());
 	/* A revoked grant's leftovers must finish before we ask again. */
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
 		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
@@ -943,6 +1071,8 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		pthread_mutex_unlock(&d->lock);
 		return true;
 	}
+	if (yield)
+		lat_observe(d, g, fl, now);
 	drain_locked(d, true);
 	if (atomic_load(&d->launches) != n) {
 		/* A launch slipped in before the flag: still busy. */
@@ -1044,6 +1174,17 @@ static void print_stats(void)
 	       STAT_GET(throttle_waits), STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       c->label[0] ? " label=" : "", c->label);
+	/* A periodic latency-class neighbour, per GPU (read racily: the
+	 * idle thread is stopped, an application thread may not be).
+	 */
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		unsigned int n = __atomic_load_n(&d->lat_count, __ATOMIC_RELAXED);
+		uint64_t p = __atomic_load_n(&d->lat_period, __ATOMIC_RELAXED);
+
+		if (n)
+			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",
+			       d->name, (unsigned long long)(p / 1000), n);
+	}
 	/* What the queue bound was measured against, per context. */
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
 		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f",

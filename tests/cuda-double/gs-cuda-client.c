@@ -94,6 +94,7 @@ static struct {
 	unsigned int threads;
 	double fork_at;
 	double idle_after, idle_for;
+	unsigned int period_us;	/* one launch per period, then wait for it */
 	bool memcpy_too;
 	bool capture;
 	int device;
@@ -117,6 +118,10 @@ static atomic_int first_error;
 static uint64_t t_start, t_end;
 static volatile sig_atomic_t stop_now;	/* SIGUSR1 */
 static double cpu_ns_per_launch;
+/* --period-us: tick to kernel done, in the first thread */
+#define MAX_LAT 100000
+static uint64_t lat_us[MAX_LAT];
+static unsigned int nr_lat;
 
 static uint64_t mono_ns(void)
 {
@@ -282,7 +287,27 @@ static void *run_thread(void *arg)
 			if (r)
 				note_error(r);
 		}
+		if (opt.period_us) {
+			/* A probe: launch on the tick, wait for the kernel. */
+			uint64_t t = t_start + (uint64_t)n * opt.period_us * 1000ull;
+			struct timespec ts = {
+				.tv_sec = (time_t)(t / 1000000000ull),
+				.tv_nsec = (long)(t % 1000000000ull),
+			};
+
+			if (n && t >= t_end)
+				break;
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+		}
 		r = launch_one(n++, s);
+		if (opt.period_us && !r) {
+			uint64_t t = t_start + (uint64_t)(n - 1) * opt.period_us * 1000ull;
+
+			CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
+			if (id == 0 && nr_lat < MAX_LAT)
+				lat_us[nr_lat++] = (mono_ns() - t) / 1000;
+		}
 		if (r) {
 			note_error(r);
 			if (opt.keep_going) {
@@ -418,6 +443,13 @@ static int report(const char *path)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -430,6 +462,7 @@ static void usage(FILE *f)
 "  --threads N            launching threads, each with a stream (default 1)\n"
 "  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
 "  --idle-after S --idle-for S   stop launching for a while\n"
+"  --period-us N          one launch every N us, each waited for (a probe)\n"
 "  --memcpy               also queue async copies\n"
 "  --capture              also launch into a capturing stream\n"
 "  --device N             CUDA ordinal (default 0)\n"
@@ -468,6 +501,7 @@ int main(int argc, char **argv)
 		{ "fork-at", required_argument, NULL, 'f' },
 		{ "idle-after", required_argument, NULL, 'i' },
 		{ "idle-for", required_argument, NULL, 'I' },
+		{ "period-us", required_argument, NULL, 'P' },
 		{ "memcpy", no_argument, NULL, 'm' },
 		{ "capture", no_argument, NULL, 'C' },
 		{ "device", required_argument, NULL, 'd' },
@@ -512,6 +546,9 @@ int main(int argc, char **argv)
 			break;
 		case 'I':
 			opt.idle_for = atof(optarg);
+			break;
+		case 'P':
+			opt.period_us = (unsigned int)strtoul(optarg, NULL, 10);
 			break;
 		case 'm':
 			opt.memcpy_too = true;
@@ -565,6 +602,13 @@ int main(int argc, char **argv)
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
 	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch);
+	if (nr_lat) {
+		qsort(lat_us, nr_lat, sizeof(lat_us[0]), cmp_u64);
+		printf("latency_p50_us=%llu latency_p99_us=%llu latency_max_us=%llu\n",
+		       (unsigned long long)lat_us[nr_lat / 2],
+		       (unsigned long long)lat_us[nr_lat * 99 / 100],
+		       (unsigned long long)lat_us[nr_lat - 1]);
+	}
 	fflush(stdout);
 	return atomic_load(&errors) ? 1 : 0;
 }

@@ -42,12 +42,17 @@ static void ok(int cond, const char *fmt, ...)
 	ok(r_ == (want), "%s = %d (%s)", #call, r_, r_ ? gpusched_strerror(r_) : "0"); \
 } while (0)
 
-static uint64_t ms_now(void)
+static uint64_t ns_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t ms_now(void)
+{
+	return ns_now() / 1000000;
 }
 
 static unsigned char uuid[16];
@@ -115,7 +120,7 @@ int main(void)
 	struct gpusched_client_info ci = { 0 };
 	pthread_t t;
 	void *res;
-	uint64_t t0;
+	uint64_t t0, asked, seen;
 	int r;
 
 	gsd_uuid(0, uuid);
@@ -204,6 +209,9 @@ int main(void)
 	EXPECT(gpusched_acquire(g2, -5), -EINVAL);
 
 	/* A waiter, then the holder is asked to yield after its slice. */
+	ok(!g->st->yield_ns, "no yield asked: yield_ns is 0 (%llu)",
+	   (unsigned long long)g->st->yield_ns);
+	asked = ns_now();
 	pthread_create(&t, NULL, acquire_thread, g2);
 	t0 = ms_now();
 	while ((g->st->nr_waiting != 1 || !gpusched_yield_requested(g)) &&
@@ -211,6 +219,11 @@ int main(void)
 		usleep(1000);
 	ok(gpusched_yield_requested(g), "the holder was asked to yield once someone waited (%llu ms)",
 	   (unsigned long long)(ms_now() - t0));
+	seen = ns_now();
+	ok(g->st->yield_ns >= asked && g->st->yield_ns <= seen,
+	   "yield_ns says when (%lld us after the waiter started, %lld us before seen)",
+	   (long long)(g->st->yield_ns - asked) / 1000,
+	   (long long)(seen - g->st->yield_ns) / 1000);
 	ok(g->st->nr_waiting == 1 && g->st->nr_clients == 2,
 	   "the page counts 1 waiting of 2 clients (%u of %u)", g->st->nr_waiting,
 	   g->st->nr_clients);

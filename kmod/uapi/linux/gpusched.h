@@ -241,7 +241,14 @@ struct gpusched_status {
 	 */
 	__u32 nr_latency;
 	__u32 reserved32;
-	__u64 reserved[7];
+	/*
+	 * CLOCK_MONOTONIC time at which this holder was asked to yield,
+	 * while YIELD is set; 0 otherwise, and from modules older than this
+	 * field (it was reserved). The holder learns from it when, not just
+	 * that, a waiter came: a latency-class client's period.
+	 */
+	__u64 yield_ns;
+	__u64 reserved[6];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7

@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# A periodic latency-class client (GPUSCHED_LATENCY_PREDICT): the busy
+# holder learns its period from the times it is asked to yield (yield_ns on
+# the status page), keeps a deep queue while the next request is far off
+# and lets it run down when the request is due. Without the prediction it
+# keeps the shallow latency bound all the time, waiting for every event.
+l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
+
+secs=3
+[ "$GS_TEST_SCALE" = 1 ] || secs=8
+kern=$(us 100)
+period=$(us 5000)
+service "$(us 10000)" 1000000
+
+run_probe() {	# run_probe PREDICT
+	rm -f "$GS_DOUBLE_SHM"
+	at=$(start_at)
+	run_bg busy client GS_START_AT=$at GPUSCHED_STATS=1 \
+		GPUSCHED_LATENCY_PREDICT=$1 \
+		"$GS_CLIENT" --seconds "$secs" --kernel-us "$kern"
+	run_bg probe client GS_START_AT=$at GPUSCHED_CLASS=latency \
+		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" --period-us "$period"
+	wait_bg busy && wait_bg probe || not_ok "clients failed"
+	waits=$(value throttle_waits "$T/busy.err")
+	nl=$(value launches "$T/busy.out")
+	p=$(value latency_period_us "$T/busy.err")
+	echo "# GPUSCHED_LATENCY_PREDICT=$1: busy share $(value share "$T/busy.out"), $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(cat "$T/probe.out" | tail -1)"
+}
+
+run_probe 1
+check "the probe's period was learnt (${p:-no} us of $period)" \
+	within "${p:-0}" "$period" $((period / 10))
+show busy
+w1=$waits n1=$nl
+run_probe 0
+check "GPUSCHED_LATENCY_PREDICT=0: no period learnt (${p:-none})" [ -z "$p" ]
+w0=$waits n0=$nl
+# A deep queue between requests: at least 2x fewer waits per launch.
+check "the prediction deepens the queue: $w1 waits in $n1 launches against $w0 in $n0" \
+	awk -v a="${w1:-0}" -v b="${n1:-0}" -v c="${w0:-0}" -v d="${n0:-0}" \
+	'BEGIN { exit !(b > 0 && d > 0 && a * d * 2 < c * b) }'
+done_testing
