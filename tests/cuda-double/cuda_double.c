@@ -12,7 +12,8 @@
  *    process-shared mutex, so a killed process's kernel ends with it); a
  *    kernel that starts while another process's kernel runs counts a
  *    violation there (two processes on the GPU at once), and how much of
- *    the other kernel was left then (the early hand-over's overlap);
+ *    the other's queued kernels was left then (the early hand-over's
+ *    overlap);
  *  - copies and memsets take no GPU time and do not mark the GPU: they run
  *    on copy engines, which libgpusched does not gate;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
@@ -124,7 +125,7 @@ static void *worker(void *arg)
 
 		if (it->kernel) {
 			struct timespec ts;
-			uint64_t start, end;
+			uint64_t start, end, backlog;
 			bool owned;
 			int r;
 
@@ -143,15 +144,36 @@ static void *worker(void *arg)
 				r = 0;
 			}
 			owned = !r;
+			/* The end of our queued kernels: items are
+			 * appended, and removed only here.
+			 */
+			backlog = end;
+			pthread_mutex_lock(&c->lock);
+			for (struct item *q = it->next; q; q = q->next)
+				if (q->kernel)
+					backlog += q->us * 1000;
+			pthread_mutex_unlock(&c->lock);
 			if (owned) {
-				__atomic_store_n(&g->busy_until, end, __ATOMIC_SEQ_CST);
+				__atomic_store_n(&g->backlog_until, backlog, __ATOMIC_SEQ_CST);
 				__atomic_store_n(&g->owner, me, __ATOMIC_SEQ_CST);
 			} else if (__atomic_load_n(&g->owner, __ATOMIC_SEQ_CST) != me) {
-				uint64_t until = __atomic_load_n(&g->busy_until,
+				/*
+				 * The two pids' work overlaps for as long as
+				 * the shorter of the two queues lasts: the
+				 * old holder's rest, whichever of the two
+				 * started this kernel. Measured now, when the
+				 * trylock failed: a worker woken late (a
+				 * starved host) would compare its modelled
+				 * start with the other pid's work of now.
+				 */
+				uint64_t until = __atomic_load_n(&g->backlog_until,
 								 __ATOMIC_SEQ_CST);
-				uint64_t left = until > start ? (until - start) / 1000 : 0;
-				uint64_t max = __atomic_load_n(&g->overlap_max_us,
-							       __ATOMIC_SEQ_CST);
+				uint64_t t = now_ns(), left, max;
+
+				if (backlog < until)
+					until = backlog;
+				left = until > t ? (until - t) / 1000 : 0;
+				max = __atomic_load_n(&g->overlap_max_us, __ATOMIC_SEQ_CST);
 
 				__atomic_fetch_add(&g->violations, 1, __ATOMIC_SEQ_CST);
 				/* How early: what the other kernel had left. */

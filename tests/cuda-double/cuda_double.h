@@ -25,9 +25,10 @@ struct gsd_gpu {
 	uint64_t violations;	/* work started while another pid's ran */
 	uint64_t kernels;	/* kernels executed, all processes */
 	uint64_t busy_us;	/* their nominal duration */
-	uint64_t busy_until;	/* CLOCK_MONOTONIC ns: the running kernel's end */
-	uint64_t overlap_max_us;	/* most of another pid's kernel left
-					 * when a violating one started */
+	uint64_t backlog_until;	/* CLOCK_MONOTONIC ns: the end of the owner's
+				 * running and queued kernels */
+	uint64_t overlap_max_us;	/* most of the old holder's queued work
+					 * left when a violating kernel started */
 };
 
 struct gsd_shm {

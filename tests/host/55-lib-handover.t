@@ -31,13 +31,14 @@ run_pair() {	# run_pair HANDOVER_US
 run_pair "$h"
 check "hand-overs were early: kernels started behind the other's last ($v)" \
 	[ "${v:-0}" -gt 0 ]
-# The end is predicted from the host's clock: on a busy 2-core host the
-# prediction, the double's kernels and the next holder's launch are all
-# late by turns, which left up to 583 us against 400 with the estimate
-# exact. Twice the allowance still tells an early hand-over from a
-# runaway one (970 us and more with a bad estimate).
-check "never more than twice the hand-over allowance left ($o <= 2 x $h us)" \
-	[ "${o:-999999999}" -le $((2 * h)) ]
+# At most the allowance and the kernel then running. The double measures
+# this as of the moment its worker starts a kernel: measured from the
+# kernel's modelled start, a worker woken late on a starved host compared
+# it with the other's kernel of now (583 us under CI's load, 4405 us with
+# two CPU hogs, and the check then allowed twice the allowance). A runaway
+# hand-over (970 us and more with a bad estimate) still fails.
+check "never more than the hand-over allowance and a kernel left ($o <= $h + $kern us)" \
+	[ "${o:-999999999}" -le $((h + kern)) ]
 # The allowance is counted in launches of the measured length: a length
 # measured short would hand over too early (pops of events that had long
 # completed once measured 1.7 us for these 100 us kernels).
