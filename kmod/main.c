@@ -13,7 +13,7 @@ static unsigned int max_gpus = 16;
 module_param(max_gpus, uint, 0444);
 MODULE_PARM_DESC(max_gpus, "Most GPU tokens created (1..64, default 16)");
 
-static unsigned int timeslice_us = 10000;
+static unsigned int timeslice_us = 20000;
 module_param(timeslice_us, uint, 0444);
 MODULE_PARM_DESC(timeslice_us, "Default time slice of new tokens, us");
 

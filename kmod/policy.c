@@ -68,7 +68,7 @@ static u64 clamp_span(u64 t)
 
 void gs_pol_default_params(struct gs_pol_params *p)
 {
-	p->slice_ns = 10000 * NSEC_PER_USEC_;
+	p->slice_ns = 20000 * NSEC_PER_USEC_;
 	p->grace_ns = 100000 * NSEC_PER_USEC_;
 	p->min_grant_ns = 500 * NSEC_PER_USEC_;
 	p->starve_ns = 1000000 * NSEC_PER_USEC_;

@@ -48,7 +48,7 @@ sleep 2.5	# 1 to 2 s to the common start, then running
 ctl status >"$T/status.out" 2>&1
 check "gpuschedctl status against the arbiter" grep -q '^gpu0  GPU-' "$T/status.out"
 check "status shows the three clients and the knobs" \
-	sh -c "grep -q 'clients 3,' '$T/status.out' && grep -q 'timeslice_us=10000 grace_us=500000' '$T/status.out'"
+	sh -c "grep -q 'clients 3,' '$T/status.out' && grep -q 'timeslice_us=20000 grace_us=500000' '$T/status.out'"
 diag "$T/status.out"
 
 ctl --json status >"$T/status.json" 2>&1
@@ -56,7 +56,7 @@ check "status --json parses" parses "$T/status.json"
 check "and names the GPU, its clients and its knobs" python3 - "$T/status.json" <<'PY'
 import json, sys
 g = json.load(open(sys.argv[1]))["gpus"]
-sys.exit(not (len(g) == 1 and g[0]["clients"] == 3 and g[0]["timeslice_us"] == 10000
+sys.exit(not (len(g) == 1 and g[0]["clients"] == 3 and g[0]["timeslice_us"] == 20000
               and g[0]["uuid"].startswith("GPU-")))
 PY
 
@@ -106,7 +106,7 @@ sys.exit(len(held) != 3 or min(held) <= 0.1 or min(grants) < 5)
 PY
 check "metrics: the GPU's totals and knobs" sh -c "
 	grep -q '^gpusched_gpu_clients{gpu=\"0\"} 3$' '$T/metrics.out' &&
-	grep -q '^gpusched_gpu_timeslice_seconds{gpu=\"0\"} 0.010000$' '$T/metrics.out' &&
+	grep -q '^gpusched_gpu_timeslice_seconds{gpu=\"0\"} 0.020000$' '$T/metrics.out' &&
 	grep -q '^gpuschedd_events_total{type=\"attach\"} 3$' '$T/metrics.out'"
 
 # set client: root changes the weight, nobody cannot.

@@ -682,22 +682,33 @@ static int fi_run_munmap(struct fi_ctx *x)
 	return err;
 }
 
+/*
+ * The slice tests change FI_SLICE_OLD to FI_SLICE_NEW, neither of them the
+ * default, so that a change that was not made cannot pass for one.
+ */
+#define FI_SLICE_OLD 10000
+#define FI_SLICE_NEW 30000
+
+static int fi_setup_slice(struct fi_ctx *x)
+{
+	return gs_gpu_write(x->gpu, "timeslice_us", "10000");
+}
+
 /* sysfs: open, write or read, close, all with their fault points. */
 static int fi_run_sysfs_write(struct fi_ctx *x)
 {
-	return gs_gpu_write(x->gpu, "timeslice_us", "20000\n");
+	return gs_gpu_write(x->gpu, "timeslice_us", "30000\n");
 }
 
 static const char *fi_check_sysfs_write(struct fi_ctx *x, int err, bool fired)
 {
 	long long slice = gs_gpu_read(x->gpu, "timeslice_us");
 
-	if (!err && slice != 20000)
+	if (!err && slice != FI_SLICE_NEW)
 		return "the write succeeded and did not set the slice";
-	if (err && slice != 10000)
+	if (err && slice != FI_SLICE_OLD)
 		return "a failed write changed the slice";
-	return gs_gpu_write(x->gpu, "timeslice_us", "10000") ?
-	       "cannot restore the slice" : NULL;
+	return NULL;
 }
 
 static int fi_run_sysfs_read(struct fi_ctx *x)
@@ -729,7 +740,7 @@ static const struct fi_op fi_dev_ops[] = {
 	  fi_run_close, fi_check_close },
 	{ "munmap, holding, file closed", 0, GPUSCHED_CMD_EV_DETACH,
 	  fi_setup_munmap, fi_run_munmap, fi_check_munmap },
-	{ "sysfs: open, write timeslice_us, close", 0, 0, NULL,
+	{ "sysfs: open, write timeslice_us, close", 0, 0, fi_setup_slice,
 	  fi_run_sysfs_write, fi_check_sysfs_write },
 	{ "sysfs: open, read nr_clients, close", 0, 0, NULL, fi_run_sysfs_read,
 	  NULL },
@@ -811,8 +822,15 @@ static int fi_run_set_gpu(struct fi_ctx *x)
 	gs_msg_init(&m, x->family, NLM_F_REQUEST | NLM_F_ACK,
 		    GPUSCHED_CMD_SET_GPU, GPUSCHED_GENL_VERSION);
 	gs_msg_u32(&m, GPUSCHED_A_GPU_INDEX, x->gpu);
-	gs_msg_u32(&m, GPUSCHED_A_GPU_TIMESLICE_US, 20000);
+	gs_msg_u32(&m, GPUSCHED_A_GPU_TIMESLICE_US, FI_SLICE_NEW);
 	return fi_nl_call(x, &m, false);
+}
+
+static int fi_setup_set_gpu(struct fi_ctx *x)
+{
+	int err = fi_setup_slice(x);
+
+	return err ? err : fi_nl_setup(x);
 }
 
 static const char *fi_check_set_gpu(struct fi_ctx *x, int err, bool fired)
@@ -820,12 +838,11 @@ static const char *fi_check_set_gpu(struct fi_ctx *x, int err, bool fired)
 	long long slice = gs_gpu_read(x->gpu, "timeslice_us");
 
 	/* An error ack may follow a change that was made: the ack failed. */
-	if (!err && slice != 20000)
+	if (!err && slice != FI_SLICE_NEW)
 		return "SET_GPU acknowledged and did not set the slice";
-	if (slice != 10000 && slice != 20000)
+	if (slice != FI_SLICE_OLD && slice != FI_SLICE_NEW)
 		return "the slice is neither the old nor the new value";
-	return gs_gpu_write(x->gpu, "timeslice_us", "10000") ?
-	       "cannot restore the slice" : NULL;
+	return NULL;
 }
 
 static int fi_setup_nl_attached(struct fi_ctx *x)
@@ -863,7 +880,7 @@ static const struct fi_op fi_nl_ops[] = {
 	{ "GET_GPU dump", 0, 0, fi_nl_setup, fi_run_dump_gpus, NULL },
 	{ "GET_CLIENT dump, several messages", 0, 0, fi_nl_setup,
 	  fi_run_dump_clients, fi_check_dump_clients },
-	{ "SET_GPU", 0, 0, fi_nl_setup, fi_run_set_gpu, fi_check_set_gpu },
+	{ "SET_GPU", 0, 0, fi_setup_set_gpu, fi_run_set_gpu, fi_check_set_gpu },
 	{ "SET_CLIENT", 0, 0, fi_setup_nl_attached, fi_run_set_client,
 	  fi_check_set_client },
 };
