@@ -9,7 +9,7 @@ else
 gs_msg =
 endif
 
-LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c interpose.c
+LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c interpose.c period.c
 LIBGS_OBJS := $(patsubst %.c,$(B)/libgpusched/%.o,$(LIBGS_SRCS)) \
 	$(B)/libgpusched/dlsym.o
 LIBGS_SO := $(B)/libgpusched/libgpusched.so.1

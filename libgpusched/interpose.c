@@ -44,6 +44,7 @@
 
 #include "cuda_abi.h"
 #include "internal.h"
+#include "period.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
 
@@ -192,25 +193,6 @@ static struct {
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
-/*
- * A latency-class client's requests, as the holder sees them preempting it
- * (lat_observe()): requests closer than GS_LAT_BURST_NS are one (a request
- * of several launches may ask again); GS_LAT_CONFIRM intervals alike, to
- * within an eighth or GS_LAT_TOL_NS, make a period. Fewer than
- * GS_LAT_CONFIRM requests in a row off the beat, or up to GS_LAT_SKIP beats
- * on, do not break it.
- */
-#define GS_LAT_BURST_NS 1000000ull
-#define GS_LAT_CONFIRM 3
-#define GS_LAT_TOL_NS 200000ull
-#define GS_LAT_SKIP 4
-#define GS_LAT_PERIOD_MAX_NS 1000000000ull
-
-static inline uint64_t lat_tol_of(uint64_t period)
-{
-	return period / 8 > GS_LAT_TOL_NS ? period / 8 : GS_LAT_TOL_NS;
-}
-
 struct gs_dev;
 
 /* A CUDA context seen launching, with its ring of progress events. */
@@ -259,14 +241,11 @@ struct gs_dev {
 	/* the idle thread's view */
 	uint64_t seen_launches, seen_at;
 	/*
-	 * A periodic latency-class client (lat_observe(), under lock): its
-	 * last request, the last one on the beat, its period, how many
-	 * intervals matched it, and how many in a row did not. The
+	 * A periodic latency-class client (lat_observe(), under lock). The
 	 * prediction is read without the lock (queue_limit()): the next
 	 * request is expected from lat_next to lat_next + lat_tol; 0: none.
 	 */
-	uint64_t lat_last, lat_anchor, lat_period;
-	unsigned int lat_count, lat_misses;
+	struct gs_period lat;
 	atomic_ullong lat_next, lat_tol;
 };
 
@@ -484,7 +463,7 @@ static bool dev_wanted(const struct gpusched *g, uint32_t fl)
 static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			uint32_t fl, uint64_t now)
 {
-	uint64_t iv, tol, k, p, at, next;
+	uint64_t at, next;
 
 	if (!gs_config()->latency_predict ||
 	    (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) !=
@@ -496,55 +475,14 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 	 * queue, ending then, would make the next one wait as long again.
 	 */
 	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
-	if (!at || at > now)
-		at = now;
-	now = at;
-	if (at <= d->lat_last)
-		return;		/* seen already */
-	iv = now - d->lat_last;
-	if (iv < GS_LAT_BURST_NS)
-		return;		/* the same request, asking again */
-	p = d->lat_period;
-	tol = lat_tol_of(p);
-	iv = now - d->lat_anchor;
-	k = p ? (iv + p / 2) / p : 0;
-	if (k >= 1 && k <= GS_LAT_SKIP && iv + tol >= k * p && iv <= k * p + tol) {
-		/* On the beat, or a few beats on (requests skipped). A
-		 * period that is always skipped is a multiple: relearn it.
-		 */
-		if (k == 1) {
-			d->lat_period = (7 * p + iv) / 8;
-			d->lat_count++;
-			d->lat_misses = 0;
-		} else if (++d->lat_misses >= GS_LAT_CONFIRM) {
-			d->lat_period = iv;
-			d->lat_count = 1;
-			d->lat_misses = 0;
-		}
-		d->lat_anchor = now;
-	} else if (d->lat_count >= GS_LAT_CONFIRM &&
-		   ++d->lat_misses < GS_LAT_CONFIRM) {
-		/* Off the beat (a late wake-up): keep the beat. */
-	} else {
-		/* A new period to confirm, unless the last request is too
-		 * old to tell one.
-		 */
-		iv = now - d->lat_last;
-		d->lat_period = iv <= GS_LAT_PERIOD_MAX_NS ? iv : 0;
-		d->lat_count = d->lat_period != 0;
-		d->lat_misses = 0;
-		d->lat_anchor = now;
-	}
-	d->lat_last = now;
-	p = d->lat_period;
-	next = 0;
-	if (d->lat_count >= GS_LAT_CONFIRM)
-		next = d->lat_anchor + p * ((now - d->lat_anchor) / p + 1);
-	atomic_store(&d->lat_tol, lat_tol_of(p));
+	if (at && at < now)
+		now = at;
+	next = gs_period_note(&d->lat, now);
+	atomic_store(&d->lat_tol, gs_period_tol(d->lat.period));
 	atomic_store(&d->lat_next, next);
-	if (d->lat_count == GS_LAT_CONFIRM)
+	if (next && d->lat.count == GS_PERIOD_CONFIRM && d->lat.last == now)
 		gs_debug("%s: latency-class requests every %llu us",
-			 d->name, (unsigned long long)(p / 1000));
+			 d->name, (unsigned long long)(d->lat.period / 1000));
 }
 
 static void ctx_sync(struct gs_ctx *cs)
@@ -1178,8 +1116,8 @@ static void print_stats(void)
 	 * idle thread is stopped, an application thread may not be).
 	 */
 	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
-		unsigned int n = __atomic_load_n(&d->lat_count, __ATOMIC_RELAXED);
-		uint64_t p = __atomic_load_n(&d->lat_period, __ATOMIC_RELAXED);
+		unsigned int n = __atomic_load_n(&d->lat.count, __ATOMIC_RELAXED);
+		uint64_t p = __atomic_load_n(&d->lat.period, __ATOMIC_RELAXED);
 
 		if (n)
 			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",

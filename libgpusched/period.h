@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The beat of periodic requests: a latency-class client asking for the GPU
+ * at a steady period (a probe, an inference server on a timer), as the
+ * holder sees it asked to yield. Pure arithmetic on times in ns, so that
+ * tests/unit/test_period.c drives it with made-up sequences.
+ */
+#ifndef GS_PERIOD_H
+#define GS_PERIOD_H
+
+#include <stdint.h>
+
+/*
+ * Requests closer than GS_PERIOD_BURST_NS are one (a request of several
+ * launches may ask again). GS_PERIOD_CONFIRM intervals alike, to within an
+ * eighth of the period or GS_PERIOD_TOL_NS, make a period. Fewer than
+ * GS_PERIOD_CONFIRM requests in a row off the beat, or up to
+ * GS_PERIOD_SKIP beats on, do not break it; a period that is always
+ * skipped is a multiple, relearnt; a longer silence ends it.
+ */
+#define GS_PERIOD_BURST_NS	1000000ull
+#define GS_PERIOD_CONFIRM	3
+#define GS_PERIOD_TOL_NS	200000ull
+#define GS_PERIOD_SKIP		4
+#define GS_PERIOD_MAX_NS	1000000000ull
+
+struct gs_period {
+	uint64_t last;		/* the last request */
+	uint64_t anchor;	/* the last request on the beat */
+	uint64_t period;	/* 0: none yet */
+	unsigned int count;	/* intervals that matched it */
+	unsigned int misses;	/* requests in a row that did not */
+};
+
+/* How far off the beat a request may come. */
+static inline uint64_t gs_period_tol(uint64_t period)
+{
+	return period / 8 > GS_PERIOD_TOL_NS ? period / 8 : GS_PERIOD_TOL_NS;
+}
+
+/*
+ * A request came at @t (not before the last one). Returns when the next is
+ * expected, or 0 while no period holds.
+ */
+uint64_t gs_period_note(struct gs_period *p, uint64_t t)
+	__attribute__((visibility("hidden")));
+
+#endif /* GS_PERIOD_H */
