@@ -193,6 +193,7 @@ static struct {
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
+
 struct gs_dev;
 
 /* A CUDA context seen launching, with its ring of progress events. */
