@@ -170,23 +170,24 @@ start_at() {
 	echo $(( $(date +%s) * 1000000000 + 1500000000 ))
 }
 
-# value KEY FILE: the value of KEY=value on the first line that has it.
+# value KEY FILE: the value of KEY=value on the first line that has it
+# (FILE - for standard input).
 value() {
 	awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "=");
 		if (n && substr($i, 1, n - 1) == k) { print substr($i, n + 1); exit } } }' "$2"
 }
 
-# overlap_max [GPU]: the most of one process's kernel left when another's
-# started (microseconds).
-overlap_max() {
-	"$GS_CLIENT" --report "$GS_DOUBLE_SHM" | awk -v g="${1:-0}" \
-		'$1 == "gpu=" g { sub("overlap_max_us=", "", $5); print $5 }'
+# double_count KEY [GPU]: one of the double's shared counters of a GPU.
+double_count() {
+	"$GS_CLIENT" --report "$GS_DOUBLE_SHM" | grep "^gpu=${2:-0} " | value "$1" -
 }
 
-violations() {
-	"$GS_CLIENT" --report "$GS_DOUBLE_SHM" | awk -v g="${1:-0}" \
-		'$1 == "gpu=" g { sub("violations=", "", $2); print $2 }'
-}
+# violations [GPU]: kernels that started while another process's ran.
+violations() { double_count violations "$@"; }
+
+# overlap_max [GPU]: the most of the old holder's queued work left when
+# another process's kernel started (microseconds).
+overlap_max() { double_count overlap_max_us "$@"; }
 
 # float comparisons with awk: within A B TOL -> |A - B| <= TOL
 within() {
