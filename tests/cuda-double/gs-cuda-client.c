@@ -251,7 +251,7 @@ static void *run_thread(void *arg)
 {
 	uintptr_t id = (uintptr_t)arg;
 	bool idled = false;
-	uint64_t buf = 0, dev = 0;
+	uint64_t buf = 0, dev = 0, tick = 0;
 	CUstream s = NULL;
 	unsigned int n = 0;
 
@@ -289,24 +289,21 @@ static void *run_thread(void *arg)
 		}
 		if (opt.period_us) {
 			/* A probe: launch on the tick, wait for the kernel. */
-			uint64_t t = t_start + (uint64_t)n * opt.period_us * 1000ull;
-			struct timespec ts = {
-				.tv_sec = (time_t)(t / 1000000000ull),
-				.tv_nsec = (long)(t % 1000000000ull),
-			};
+			struct timespec ts;
 
-			if (n && t >= t_end)
+			tick = t_start + (uint64_t)n * opt.period_us * 1000ull;
+			if (n && tick >= t_end)
 				break;
+			ts.tv_sec = (time_t)(tick / 1000000000ull);
+			ts.tv_nsec = (long)(tick % 1000000000ull);
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
 		}
 		r = launch_one(n++, s);
 		if (opt.period_us && !r) {
-			uint64_t t = t_start + (uint64_t)(n - 1) * opt.period_us * 1000ull;
-
 			CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
 			if (id == 0 && nr_lat < MAX_LAT)
-				lat_us[nr_lat++] = (mono_ns() - t) / 1000;
+				lat_us[nr_lat++] = (mono_ns() - tick) / 1000;
 		}
 		if (r) {
 			note_error(r);
