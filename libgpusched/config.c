@@ -129,6 +129,7 @@ static void config_read(void)
 	static const char *const fails[] = { "open", "closed" };
 	static const char *const backends[] = { "auto", "kmod", "arbiter" };
 	const char *s;
+	bool mps;
 
 	/* GPUSCHED_DEBUG first: gs_debug() calls gs_config(). */
 	cfg.debug = env_bool("GPUSCHED_DEBUG");
@@ -172,10 +173,12 @@ static void config_read(void)
 
 	/* Under MPS the GPU runs contexts side by side: latency-class work
 	 * need not wait for the token, which then divides the time of the
-	 * others.
+	 * others; and those others ask MPS for its lower client priority,
+	 * so that the SMs their kernels free go to latency work first.
 	 */
-	cfg.mps_beside = env_bool("GPUSCHED_MPS") &&
-			 cfg.sched_class == GPUSCHED_CLASS_LATENCY;
+	mps = env_bool("GPUSCHED_MPS");
+	cfg.mps_beside = mps && cfg.sched_class == GPUSCHED_CLASS_LATENCY;
+	cfg.mps_below = mps && cfg.sched_class != GPUSCHED_CLASS_LATENCY;
 
 	s = getenv("GPUSCHED_ARBITER");
 	if (s && *s && strlen(s) < sizeof(cfg.arbiter)) {

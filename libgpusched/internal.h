@@ -73,6 +73,7 @@ struct gs_config {
 	bool latency_predict;		/* follow a latency client's period */
 	uint64_t idle_wanted_ns;	/* idle time to release when waited for */
 	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */
+	bool mps_below;			/* GPUSCHED_MPS, other classes: low MPS priority */
 	bool debug;
 	bool stats;
 	char arbiter[108];		/* sun_path */

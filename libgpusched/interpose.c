@@ -67,6 +67,7 @@ typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
 				   CUdriverProcAddressQueryResult *);
 typedef CUresult (*ctx_fn)(CUcontext);
 typedef CUresult (*dev_fn)(CUdevice);
+typedef CUresult (*init_fn)(unsigned int);
 
 struct real_tab {
 	launch_kernel_fn cuLaunchKernel, cuLaunchKernel_ptsz;
@@ -78,6 +79,7 @@ struct real_tab {
 	ctx_fn cuCtxDestroy, cuCtxDestroy_v2;
 	dev_fn cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2;
 	dev_fn cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2;
+	init_fn cuInit;
 	/* helpers, never replaced */
 	CUresult (*cuCtxGetCurrent)(CUcontext *);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
@@ -136,6 +138,7 @@ static bool resolve_real(bool load)
 	R(cuCtxDestroy); R(cuCtxDestroy_v2);
 	R(cuDevicePrimaryCtxRelease); R(cuDevicePrimaryCtxRelease_v2);
 	R(cuDevicePrimaryCtxReset); R(cuDevicePrimaryCtxReset_v2);
+	R(cuInit);
 	R(cuCtxGetCurrent); R(cuCtxGetDevice);
 	R(cuCtxPushCurrent_v2); R(cuCtxPopCurrent_v2); R(cuCtxSynchronize);
 	R(cuDeviceGetUuid); R(cuDeviceGetUuid_v2);
@@ -1359,6 +1362,37 @@ vis CUresult fname(CUdevice dev)						\
 	kind(GS_EXPORT, name, name)						\
 	kind(static, in_##name, name)
 
+/*
+ * Under MPS (GPUSCHED_MPS=1), a client of a class other than latency asks
+ * for MPS's below-normal client priority: the GPU then hands the SMs its
+ * kernels free to the latency-class clients' waiting blocks first. The
+ * driver reads CUDA_MPS_CLIENT_PRIORITY from the environment when it
+ * connects to the MPS server, so this runs before the real cuInit. A value
+ * the operator set is kept (0 keeps normal priority). Without MPS the
+ * variable means nothing to the driver.
+ */
+static void mps_priority(void)
+{
+	if (!gs_config()->mps_below || getenv("CUDA_MPS_CLIENT_PRIORITY"))
+		return;
+	if (setenv("CUDA_MPS_CLIENT_PRIORITY", "1", 0))
+		gs_log("cannot set CUDA_MPS_CLIENT_PRIORITY: %s", strerror(errno));
+	else
+		gs_debug("under MPS: CUDA_MPS_CLIENT_PRIORITY=1 (below normal)");
+}
+
+static pthread_once_t mps_once = PTHREAD_ONCE_INIT;
+
+#define GS_INIT_HOOK(vis, fname, realfn)					\
+vis CUresult fname(unsigned int flags)						\
+{										\
+	if (!resolve_real(true) || !real.realfn)				\
+		return CUDA_ERROR_NOT_INITIALIZED;				\
+	pthread_once(&mps_once, mps_priority);					\
+	return real.realfn(flags);						\
+}
+
+GS_HOOK_BOTH(GS_INIT_HOOK, cuInit)
 GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy)
 GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy_v2)
 GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxRelease)
@@ -1393,6 +1427,7 @@ static const struct gs_hook hooks[] = {
 	HI(cuCtxDestroy), HI(cuCtxDestroy_v2),
 	HI(cuDevicePrimaryCtxRelease), HI(cuDevicePrimaryCtxRelease_v2),
 	HI(cuDevicePrimaryCtxReset), HI(cuDevicePrimaryCtxReset_v2),
+	HI(cuInit),
 };
 
 /* Base names of the entry points that must not escape the gate. */

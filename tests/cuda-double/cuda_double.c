@@ -89,6 +89,10 @@ static struct {
 	CUcontext primary[GSD_MAX_GPUS];
 	atomic_ullong work_us;
 	uint64_t max_queue;		/* work items a context may have queued */
+	/* CUDA_MPS_CLIENT_PRIORITY as the first cuInit found it: the real
+	 * driver reads it when it connects to the MPS server.
+	 */
+	char mps_priority[16];
 } D = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 #define MAX_STACK 16
@@ -327,6 +331,9 @@ EXPORT CUresult cuInit(unsigned int flags)
 		for (int i = 0; i < D.nr_phys; i++)
 			D.visible[D.nr_visible++] = i;
 	}
+
+	s = getenv("CUDA_MPS_CLIENT_PRIORITY");
+	snprintf(D.mps_priority, sizeof(D.mps_priority), "%s", s ? s : "unset");
 
 	s = getenv("GS_DOUBLE_QUEUE");
 	D.max_queue = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 256;
@@ -1066,6 +1073,11 @@ EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver,
 EXPORT uint64_t gs_double_work_us(void)
 {
 	return atomic_load(&D.work_us);
+}
+
+EXPORT const char *gs_double_mps_priority(void)
+{
+	return D.mps_priority;
 }
 
 /* The child has no workers and none of the parent's work. */

@@ -40,10 +40,13 @@ struct gsd_shm {
 /*
  * Extra entry points of the double, for the test client (looked up with
  * dlsym, not part of CUDA): work this process completed, in nominal
- * microseconds, and the shared counters.
+ * microseconds, and the shared counters; CUDA_MPS_CLIENT_PRIORITY as the
+ * first cuInit saw it ("unset" if it was not).
  */
 typedef uint64_t (*gsd_work_us_fn)(void);
 #define GSD_WORK_US_SYM "gs_double_work_us"
+typedef const char *(*gsd_mps_priority_fn)(void);
+#define GSD_MPS_PRIORITY_SYM "gs_double_mps_priority"
 
 /* The uuid of physical GPU @i: "gs-double-gpu" then the index. */
 static inline void gsd_uuid(int i, unsigned char u[16])

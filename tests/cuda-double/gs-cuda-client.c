@@ -113,6 +113,7 @@ static graph_fn graph_fns[4][2];
 
 static CUcontext ctx;
 static gsd_work_us_fn work_us;
+static gsd_mps_priority_fn mps_priority;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -211,6 +212,40 @@ static void resolve(void)
 		graph_fns[R_RUNTIME][p] = by_procaddr(gpa_rt, "cuGraphLaunch", p);
 	}
 	work_us = (gsd_work_us_fn)sym(h, GSD_WORK_US_SYM);
+	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
+}
+
+/*
+ * cuInit the way the launches go (mixed: by symbol), so that every lookup
+ * of it meets the library's hook; the runtime's way first looks up
+ * cuGetProcAddress with dlsym, then itself through it.
+ */
+static void init_by_route(void)
+{
+	CUresult (*init)(unsigned int) = cuInit;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	gpa_fn gpa;
+
+	if (!h) {
+		fprintf(stderr, "gs-cuda-client: libcuda.so.1 is not loaded: %s\n", dlerror());
+		exit(2);
+	}
+	switch (opt.route) {
+	case R_PROCADDR:
+		init = by_procaddr(cuGetProcAddress_v2, "cuInit", false);
+		break;
+	case R_DLSYM:
+		init = sym(h, "cuInit");
+		break;
+	case R_RUNTIME:
+		gpa = (gpa_fn)sym(h, "cuGetProcAddress_v2");
+		gpa = (gpa_fn)by_procaddr(gpa, "cuGetProcAddress", false);
+		init = by_procaddr(gpa, "cuInit", false);
+		break;
+	default:
+		break;
+	}
+	CK(init(0));
 }
 
 static CUresult launch_one(unsigned int n, CUstream s)
@@ -451,7 +486,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: gs-cuda-client [OPTION]...   (needs the CUDA test double as libcuda.so.1)\n"
-"  --route symbol|procaddr|dlsym|runtime|mixed   how launches reach the driver\n"
+"  --route symbol|procaddr|dlsym|runtime|mixed   how cuInit and launches reach\n"
+"                         the driver\n"
 "  --api kernel|ex|coop|graph|mixed               which launch entry point\n"
 "  --ptsz                 per-thread default stream flavours\n"
 "  --kernel-us N          duration of one kernel (default 1000)\n"
@@ -578,7 +614,7 @@ int main(int argc, char **argv)
 	}
 
 	signal(SIGUSR1, on_usr1);
-	CK(cuInit(0));
+	init_by_route();
 	CK(cuDeviceGet(&dev, opt.device));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
@@ -594,11 +630,12 @@ int main(int argc, char **argv)
 	}
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
-	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch);
+	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch,
+	       mps_priority());
 	if (nr_lat) {
 		qsort(lat_us, nr_lat, sizeof(lat_us[0]), cmp_u64);
 		printf("latency_p50_us=%llu latency_p99_us=%llu latency_max_us=%llu\n",
