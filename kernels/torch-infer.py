@@ -7,7 +7,9 @@ instant (GPUSCHED_START_AT) it runs a forward pass of a small MLP on a
 fresh batch every period (an absolute schedule; a request that finishes
 after the next tick pushes the schedule, and the skipped ticks are counted
 as missed) and times each from submission to the result on the host. It
-prints one JSON line with the latency percentiles in microseconds.
+prints one JSON line with the latency percentiles in microseconds; with
+--span, also the GPU span of each request (CUDA events before its first
+kernel and after its last: the time its context must have the GPU).
 """
 import argparse
 import json
@@ -34,15 +36,25 @@ def main():
     ap.add_argument("--width", type=int, default=4096)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--label", default="torch-infer")
+    ap.add_argument("--span", action="store_true",
+                    help="also time each request's GPU span with CUDA events")
     args = ap.parse_args()
 
     dev = torch.device("cuda")
     model = mlp(args.width, dev).eval()
     x = torch.randn(args.batch, args.width, device=dev)
 
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+    spans = []
+
     def request():
         with torch.inference_mode():
-            return model(x).argmax(dim=1).cpu()
+            if args.span:
+                ev[0].record()
+            y = model(x).argmax(dim=1)
+            if args.span:
+                ev[1].record()
+            return y.cpu()
 
     for _ in range(50):
         request()
@@ -62,18 +74,25 @@ def main():
         request()
         done = time.monotonic()
         lat.append((done - sub) * 1e6)
+        if args.span:
+            spans.append(ev[0].elapsed_time(ev[1]) * 1e3)
         nxt += period
         while nxt < done:
             nxt += period
             missed += 1
     wall = time.monotonic() - t0
-    lat.sort()
-    print(json.dumps({
-        "label": args.label, "pid": os.getpid(), "requests": len(lat),
-        "missed_periods": missed, "wall_s": round(wall, 4),
-        "latency_us": {"n": len(lat), "p50": round(pct(lat, 0.5), 1),
-                       "p99": round(pct(lat, 0.99), 1),
-                       "max": round(lat[-1] if lat else 0, 1)}}), flush=True)
+    def dist(v):
+        v.sort()
+        return {"n": len(v), "p50": round(pct(v, 0.5), 1),
+                "p99": round(pct(v, 0.99), 1),
+                "max": round(v[-1] if v else 0, 1)}
+
+    out = {"label": args.label, "pid": os.getpid(), "requests": len(lat),
+           "missed_periods": missed, "wall_s": round(wall, 4),
+           "latency_us": dist(lat)}
+    if args.span:
+        out["gpu_span_us"] = dist(spans)
+    print(json.dumps(out), flush=True)
 
 
 if __name__ == "__main__":
