@@ -161,6 +161,8 @@ static void config_read(void)
 	cfg.handover_ns = 1000ull * (uint64_t)env_long("GPUSCHED_HANDOVER_US", 0,
 							100000, 600,
 							" (microseconds, 0 to drain fully)");
+	cfg.spin_ns = 1000ull * (uint64_t)env_long("GPUSCHED_SPIN_US", 0, 10000, 200,
+						    " (microseconds, 0 never to poll)");
 	cfg.latency_predict = env_bool_def("GPUSCHED_LATENCY_PREDICT", true);
 	/* A latency-class client comes back at once when it needs the GPU:
 	 * it gives the token to a waiter as soon as its work is done.

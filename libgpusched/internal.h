@@ -70,6 +70,7 @@ struct gs_config {
 	uint64_t queue_alone_ns;	/* when nobody else uses the GPU */
 	uint64_t queue_latency_ns;	/* when a latency-class client may come */
 	uint64_t handover_ns;		/* yield with this much work left */
+	uint64_t spin_ns;		/* poll, not sleep, so near running dry */
 	bool latency_predict;		/* follow a latency client's period */
 	uint64_t idle_wanted_ns;	/* idle time to release when waited for */
 	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */

@@ -178,6 +178,7 @@ static struct {
 	atomic_ullong yield_releases;	/* yield answered by the idle thread */
 	atomic_ullong drains;
 	atomic_ullong throttle_waits;
+	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
 } stats;
@@ -222,6 +223,12 @@ struct gs_ctx {
 	 */
 	uint64_t est_ns;
 	uint64_t last_pop_ns, last_pop_mark;
+	/* When our queued work will be done, predicted: from the last event
+	 * seen completing, then each launch adds its length after the end
+	 * so far or after its own time (the queue may have run dry). 0: not
+	 * known (nothing seen since the grant, or the length unknown).
+	 */
+	uint64_t end_ns;
 	/* The first GS_EST_SEED samples, summed: one alone can be far off. */
 	uint64_t seed_sum;
 	unsigned int seed_n;
@@ -518,6 +525,7 @@ static void ctx_sync(struct gs_ctx *cs)
 	cs->head_seq += cs->nr;
 	cs->nr = 0;
 	cs->last_pop_ns = 0;	/* the queue ran dry: no sample across it */
+	cs->end_ns = 0;
 	pthread_mutex_unlock(&cs->lock);
 }
 
@@ -550,6 +558,15 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 	cs->nr -= n;
 }
 
+/* Asked to yield @d's token? */
+static bool yield_asked(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_load(&d->g);
+	uint32_t mask = GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD;
+
+	return g && (gs_status_flags(g) & mask) == mask;
+}
+
 /*
  * Wait until about @left_ns of @cs's queued work is left unfinished: the
  * early hand-over. The token is then given away while our last kernels
@@ -576,6 +593,20 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		}
 		if (!cs->nr)
 			break;
+		/* One event left: it is the end of our work, and waiting for
+		 * it would drain fully. Predict from the last one seen
+		 * completing instead, as wait_dry() does.
+		 */
+		if (cs->nr == 1 && cs->end_ns) {
+			now = gs_now_ns();
+			until = cs->end_ns;
+			if (until <= now + left_ns) {
+				pthread_mutex_unlock(&cs->lock);
+				return;
+			}
+			until -= left_ns;
+			break;
+		}
 		for (unsigned int k = 1; k < cs->nr; k++) {
 			slot = (cs->head + k) % cs->nr_events;
 			if ((cs->launches - cs->ev_mark[slot]) * est > left_ns)
@@ -593,6 +624,7 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 			continue;	/* a throttled launch popped it: look again */
 		ctx_pop_locked(cs, i + 1);
 		cs->last_pop_ns = 0;
+		cs->end_ns = 0;
 		after = (cs->launches - cs->done) * est;
 		if (after > left_ns) {
 			until = now + after - left_ns;
@@ -646,6 +678,7 @@ static void drain_locked(struct gs_dev *d, bool early)
 		 */
 		pthread_mutex_lock(&cs->lock);
 		cs->last_pop_ns = 0;
+		cs->end_ns = 0;
 		pthread_mutex_unlock(&cs->lock);
 	}
 	STAT_INC(drains);
@@ -715,6 +748,51 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 	return n < floor ? floor : n;
 }
 
+/*
+ * Wait for @ev, recorded after @cs's newest launch: when it completes, the
+ * GPU has none of our work left. A blocking wait wakes 100 us or more after
+ * that, the GPU idle all along, and a yield asked meanwhile waits for it
+ * too. So sleep until GPUSCHED_SPIN_US before the predicted @end, then poll
+ * the event and the status page. DRY_YIELD, the work still running: asked
+ * to yield with no more than GPUSCHED_HANDOVER_US left; the early hand-over
+ * then gives the token away while our last kernel runs, and the next
+ * holder's kernel is queued when it ends. DRY_LATE: done before the first
+ * look after the sleep, so when is not known (a sample then would be as
+ * long as the sleep, and the estimate would feed itself). Polls no longer
+ * than twice the predicted time (a longer kernel, a time-sliced GPU), then
+ * blocks. Called without cs->lock.
+ */
+enum { DRY_SEEN, DRY_LATE, DRY_YIELD };
+
+static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
+	bool first = true;
+
+	if (end > now + c->spin_ns) {
+		uint64_t t = end - c->spin_ns;
+		struct timespec ts = { (time_t)(t / 1000000000ull),
+				       (long)(t % 1000000000ull) };
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	for (;; first = false) {
+		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+			return first ? DRY_LATE : DRY_SEEN;
+		now = gs_now_ns();
+		if (c->handover_ns && yield_asked(cs->d) &&
+		    end <= now + c->handover_ns)
+			return DRY_YIELD;
+		if (now > until)
+			break;
+		sched_yield();
+	}
+	real.cuEventSynchronize(ev);
+	return DRY_SEEN;
+}
+
 /* Wait while too many launches of @cs may still be unfinished. */
 static void throttle(struct gs_ctx *cs)
 {
@@ -722,9 +800,14 @@ static void throttle(struct gs_ctx *cs)
 	while (cs->nr && cs->launches - cs->done >= queue_limit(cs)) {
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
-		uint64_t now;
+		uint64_t now, end = 0, est = cs->est_ns;
+		int dry = DRY_SEEN;
 		bool waited;
 
+		/* The last of our work, with a predicted end: see wait_dry(). */
+		if (mark == cs->launches && est && cs->end_ns &&
+		    gs_config()->spin_ns)
+			end = cs->end_ns;
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
 		STAT_INC(throttle_waits);
@@ -733,11 +816,22 @@ static void throttle(struct gs_ctx *cs)
 		 */
 		waited = !real.cuEventQuery ||
 			 real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY;
-		if (waited)
+		if (waited && end) {
+			dry = wait_dry(cs, ev, end, est);
+			waited = dry == DRY_SEEN;
+		} else if (waited) {
 			real.cuEventSynchronize(ev);
+		}
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
+		if (dry == DRY_YIELD) {
+			/* Asked to yield: launch_begin() gives the token
+			 * away through the gate; the event is still ours.
+			 */
+			STAT_INC(dry_yields);
+			break;
+		}
 		if (cs->head_seq == seq) {	/* nobody popped it meanwhile */
 			/* Both stamps seen and the queue full since the first:
 			 * the GPU ran our launches back to back in between.
@@ -760,6 +854,8 @@ static void throttle(struct gs_ctx *cs)
 			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
 			ctx_pop_locked(cs, 1);
+			cs->end_ns = waited && cs->est_ns ?
+				     now + (cs->launches - cs->done) * cs->est_ns : 0;
 		}
 	}
 	pthread_mutex_unlock(&cs->lock);
@@ -773,6 +869,11 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 
 	pthread_mutex_lock(&cs->lock);
 	cs->launches++;
+	if (cs->end_ns) {
+		uint64_t now = gs_now_ns();
+
+		cs->end_ns = (cs->end_ns > now ? cs->end_ns : now) + cs->est_ns;
+	}
 	every = (queue_limit(cs) + 3) / 4;
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
 	if (cs->launches - cs->last_mark >= every && rec &&
@@ -917,6 +1018,18 @@ static int gate_slow(struct gs_dev *d)
 			STAT_INC(yields);
 		else
 			STAT_INC(acquires);
+		/* Granted after someone else's turn: no wait of ours that
+		 * began before it is a sample of our launches' length (the
+		 * idle thread may have given the token away while a launching
+		 * thread waited, and that thread popped after the drain).
+		 */
+		for (struct gs_ctx *cs = atomic_load(&d->ctxs); !err && cs;
+		     cs = cs->dev_next) {
+			pthread_mutex_lock(&cs->lock);
+			cs->last_pop_ns = 0;
+			cs->end_ns = 0;
+			pthread_mutex_unlock(&cs->lock);
+		}
 		d->seen_launches = atomic_load(&d->launches);
 		d->seen_at = gs_now_ns();
 		kick_idle_thread();
@@ -1105,7 +1218,7 @@ static void print_stats(void)
 {
 	const struct gs_config *c = gs_config();
 
-	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu%s%s",
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu%s%s",
 	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
 	       STAT_GET(launches[ROUTE_DLSYM]),
 	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
@@ -1113,7 +1226,8 @@ static void print_stats(void)
 	       STAT_GET(unscheduled), STAT_GET(captured), STAT_GET(denied),
 	       STAT_GET(acquires), STAT_GET(yields), STAT_GET(idle_releases),
 	       STAT_GET(yield_releases), STAT_GET(drains),
-	       STAT_GET(throttle_waits), STAT_GET(procaddr_hooks),
+	       STAT_GET(throttle_waits), STAT_GET(dry_yields),
+	       STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       c->label[0] ? " label=" : "", c->label);
 	/* A periodic latency-class neighbour, per GPU (read racily: the
@@ -1207,6 +1321,8 @@ static void fork_child(void)
 		cs->done = cs->launches;	/* the parent's work, not ours */
 		cs->head_seq += cs->nr;
 		cs->nr = 0;
+		cs->last_pop_ns = 0;
+		cs->end_ns = 0;
 	}
 	memset(&stats, 0, sizeof(stats));
 	atomic_fetch_add(&G.gen, 1);
