@@ -806,7 +806,7 @@ static void throttle(struct gs_ctx *cs)
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
 		if (mark == cs->launches && est && cs->end_ns &&
-		    gs_config()->spin_ns)
+		    gs_config()->spin_ns && real.cuEventQuery)
 			end = cs->end_ns;
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
