@@ -496,6 +496,18 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			 d->name, (unsigned long long)(d->lat.period / 1000));
 }
 
+/*
+ * What follows is not our work running back to back (the queue ran dry,
+ * the token went away, a fork): no launch-length sample spans it and no
+ * end is predicted until an event is seen completing again. Caller holds
+ * cs->lock.
+ */
+static void ctx_unstamp_locked(struct gs_ctx *cs)
+{
+	cs->last_pop_ns = 0;
+	cs->end_ns = 0;
+}
+
 static void ctx_sync(struct gs_ctx *cs)
 {
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
@@ -524,8 +536,7 @@ static void ctx_sync(struct gs_ctx *cs)
 	cs->done = cs->launches;
 	cs->head_seq += cs->nr;
 	cs->nr = 0;
-	cs->last_pop_ns = 0;	/* the queue ran dry: no sample across it */
-	cs->end_ns = 0;
+	ctx_unstamp_locked(cs);	/* the queue ran dry */
 	pthread_mutex_unlock(&cs->lock);
 }
 
@@ -558,13 +569,14 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 	cs->nr -= n;
 }
 
-/* Asked to yield @d's token? */
-static bool yield_asked(struct gs_dev *d)
+/* Sleep until CLOCK_MONOTONIC reads @t (ns). */
+static void sleep_until(uint64_t t)
 {
-	struct gpusched *g = atomic_load(&d->g);
-	uint32_t mask = GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD;
+	struct timespec ts = { (time_t)(t / 1000000000ull),
+			       (long)(t % 1000000000ull) };
 
-	return g && (gs_status_flags(g) & mask) == mask;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 /*
@@ -623,8 +635,7 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		if (cs->head_seq != seq)
 			continue;	/* a throttled launch popped it: look again */
 		ctx_pop_locked(cs, i + 1);
-		cs->last_pop_ns = 0;
-		cs->end_ns = 0;
+		ctx_unstamp_locked(cs);
 		after = (cs->launches - cs->done) * est;
 		if (after > left_ns) {
 			until = now + after - left_ns;
@@ -637,14 +648,8 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		return;
 	}
 	/* Sleep most of the way, spin the rest: a wake-up can be late. */
-	if (until > gs_now_ns() + GS_SPIN_NS) {
-		uint64_t t = until - GS_SPIN_NS;
-		struct timespec ts = { (time_t)(t / 1000000000ull),
-				       (long)(t % 1000000000ull) };
-
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-	}
+	if (until > gs_now_ns() + GS_SPIN_NS)
+		sleep_until(until - GS_SPIN_NS);
 	while (gs_now_ns() < until)
 		;
 }
@@ -677,8 +682,7 @@ static void drain_locked(struct gs_dev *d, bool early)
 		 * its time is no sample of our launches' length.
 		 */
 		pthread_mutex_lock(&cs->lock);
-		cs->last_pop_ns = 0;
-		cs->end_ns = 0;
+		ctx_unstamp_locked(cs);
 		pthread_mutex_unlock(&cs->lock);
 	}
 	STAT_INC(drains);
@@ -770,19 +774,14 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
 	bool first = true;
 
-	if (end > now + c->spin_ns) {
-		uint64_t t = end - c->spin_ns;
-		struct timespec ts = { (time_t)(t / 1000000000ull),
-				       (long)(t % 1000000000ull) };
-
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-	}
+	if (end > now + c->spin_ns)
+		sleep_until(end - c->spin_ns);
 	for (;; first = false) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return first ? DRY_LATE : DRY_SEEN;
 		now = gs_now_ns();
-		if (c->handover_ns && yield_asked(cs->d) &&
+		if (c->handover_ns &&
+		    gpusched_yield_requested(atomic_load(&cs->d->g)) &&
 		    end <= now + c->handover_ns)
 			return DRY_YIELD;
 		if (now > until)
@@ -1026,8 +1025,7 @@ static int gate_slow(struct gs_dev *d)
 		for (struct gs_ctx *cs = atomic_load(&d->ctxs); !err && cs;
 		     cs = cs->dev_next) {
 			pthread_mutex_lock(&cs->lock);
-			cs->last_pop_ns = 0;
-			cs->end_ns = 0;
+			ctx_unstamp_locked(cs);
 			pthread_mutex_unlock(&cs->lock);
 		}
 		d->seen_launches = atomic_load(&d->launches);
@@ -1321,8 +1319,7 @@ static void fork_child(void)
 		cs->done = cs->launches;	/* the parent's work, not ours */
 		cs->head_seq += cs->nr;
 		cs->nr = 0;
-		cs->last_pop_ns = 0;
-		cs->end_ns = 0;
+		ctx_unstamp_locked(cs);
 	}
 	memset(&stats, 0, sizeof(stats));
 	atomic_fetch_add(&G.gen, 1);
