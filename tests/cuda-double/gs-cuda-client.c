@@ -110,6 +110,10 @@ static kernel_fn k_fn[4][2];
 static kernel_ex_fn ex_fn[4][2];
 static coop_fn coop_fns[4][2];
 static graph_fn graph_fns[4][2];
+/* cuInit per route (mixed: by symbol), so that each lookup of it meets the
+ * library's hook.
+ */
+static CUresult (*init_fns[4])(unsigned int);
 
 static CUcontext ctx;
 static gsd_work_us_fn work_us;
@@ -185,6 +189,7 @@ static void resolve(void)
 	coop_fns[R_SYMBOL][1] = cuLaunchCooperativeKernel_ptsz;
 	graph_fns[R_SYMBOL][0] = cuGraphLaunch;
 	graph_fns[R_SYMBOL][1] = cuGraphLaunch_ptsz;
+	init_fns[R_SYMBOL] = cuInit;
 
 	k_fn[R_DLSYM][0] = sym(h, "cuLaunchKernel");
 	k_fn[R_DLSYM][1] = sym(h, "cuLaunchKernel_ptsz");
@@ -194,12 +199,15 @@ static void resolve(void)
 	coop_fns[R_DLSYM][1] = sym(h, "cuLaunchCooperativeKernel_ptsz");
 	graph_fns[R_DLSYM][0] = sym(h, "cuGraphLaunch");
 	graph_fns[R_DLSYM][1] = sym(h, "cuGraphLaunch_ptsz");
+	init_fns[R_DLSYM] = sym(h, "cuInit");
 
 	/* The runtime's way: cuGetProcAddress from dlsym, then everything
 	 * through it, cuGetProcAddress itself included.
 	 */
 	gpa_rt = (gpa_fn)sym(h, "cuGetProcAddress_v2");
 	gpa_rt = (gpa_fn)by_procaddr(gpa_rt, "cuGetProcAddress", false);
+	init_fns[R_PROCADDR] = by_procaddr(cuGetProcAddress_v2, "cuInit", false);
+	init_fns[R_RUNTIME] = by_procaddr(gpa_rt, "cuInit", false);
 
 	for (int p = 0; p < 2; p++) {
 		k_fn[R_PROCADDR][p] = by_procaddr(cuGetProcAddress_v2, "cuLaunchKernel", p);
@@ -213,39 +221,6 @@ static void resolve(void)
 	}
 	work_us = (gsd_work_us_fn)sym(h, GSD_WORK_US_SYM);
 	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
-}
-
-/*
- * cuInit the way the launches go (mixed: by symbol), so that every lookup
- * of it meets the library's hook; the runtime's way first looks up
- * cuGetProcAddress with dlsym, then itself through it.
- */
-static void init_by_route(void)
-{
-	CUresult (*init)(unsigned int) = cuInit;
-	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	gpa_fn gpa;
-
-	if (!h) {
-		fprintf(stderr, "gs-cuda-client: libcuda.so.1 is not loaded: %s\n", dlerror());
-		exit(2);
-	}
-	switch (opt.route) {
-	case R_PROCADDR:
-		init = by_procaddr(cuGetProcAddress_v2, "cuInit", false);
-		break;
-	case R_DLSYM:
-		init = sym(h, "cuInit");
-		break;
-	case R_RUNTIME:
-		gpa = (gpa_fn)sym(h, "cuGetProcAddress_v2");
-		gpa = (gpa_fn)by_procaddr(gpa, "cuGetProcAddress", false);
-		init = by_procaddr(gpa, "cuInit", false);
-		break;
-	default:
-		break;
-	}
-	CK(init(0));
 }
 
 static CUresult launch_one(unsigned int n, CUstream s)
@@ -614,11 +589,12 @@ int main(int argc, char **argv)
 	}
 
 	signal(SIGUSR1, on_usr1);
-	init_by_route();
+	/* Entry points first, as the runtime does: cuInit is one of them. */
+	resolve();
+	CK(init_fns[opt.route == R_MIXED ? R_SYMBOL : opt.route](0));
 	CK(cuDeviceGet(&dev, opt.device));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
-	resolve();
 	if (opt.start_at) {
 		struct timespec ts = {
 			.tv_sec = (time_t)(opt.start_at / 1000000000ull),
