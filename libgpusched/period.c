@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The beat of periodic requests (period.h). The period is an average of
- * the intervals that matched it (7/8 old, 1/8 new), counted from the last
- * request on the beat, so that one late request moves neither the period
- * nor the beat.
+ * The beat of periodic requests (period.h). The beat follows the requests
+ * on it: at once to an early one, by an eighth to a late one; the period
+ * is an average (7/8 old, 1/8 new) of how far the beat moved. So a late
+ * request moves neither the period nor the beat much, and one off the beat
+ * not at all.
  */
 #include "period.h"
 
@@ -17,17 +18,30 @@ uint64_t gs_period_note(struct gs_period *p, uint64_t t)
 	k = per ? (iv + per / 2) / per : 0;
 	if (k >= 1 && k <= GS_PERIOD_SKIP && iv + tol >= k * per &&
 	    iv <= k * per + tol) {
-		/* On the beat, or a few beats on. */
-		if (k == 1) {
-			p->period = (7 * per + iv) / 8;
+		/* On the beat, or a few beats on. A request comes at its
+		 * timer's tick or after it, late by a wake-up or two: one
+		 * early shows where the ticks are; one late moves the beat by
+		 * an eighth of its lateness, so that the next, on time, is
+		 * not taken for one off the beat. The period follows the
+		 * beat, not the raw intervals, which the late ones lengthen.
+		 */
+		uint64_t beat = p->anchor + k * per;
+		uint64_t at = t <= beat ? t : beat + (t - beat) / 8;
+
+		/* Beats on, but the last request came in between (off the
+		 * beat): none was skipped.
+		 */
+		if (k == 1 || t - p->last <= per + tol) {
+			p->period = (7 * per + (at - p->anchor) / k) / 8;
 			p->count++;
 			p->misses = 0;
 		} else if (++p->misses >= GS_PERIOD_CONFIRM) {
 			p->period = iv;
 			p->count = 1;
 			p->misses = 0;
+			at = t;
 		}
-		p->anchor = t;
+		p->anchor = at;
 	} else if (p->count >= GS_PERIOD_CONFIRM && k <= GS_PERIOD_SKIP &&
 		   ++p->misses < GS_PERIOD_CONFIRM) {
 		/* Off the beat (a late wake-up): keep the beat. After a
@@ -47,6 +61,9 @@ uint64_t gs_period_note(struct gs_period *p, uint64_t t)
 predict:
 	if (p->count < GS_PERIOD_CONFIRM)
 		return 0;
-	/* The first beat after the last request. */
-	return p->anchor + p->period * ((p->last - p->anchor) / p->period + 1);
+	/* The beat after the one nearest the last request: one off the beat
+	 * took the beat it was early or late for.
+	 */
+	return p->anchor + p->period * ((p->last - p->anchor + p->period / 2) /
+					p->period + 1);
 }

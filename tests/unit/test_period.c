@@ -146,6 +146,51 @@ static void t_irregular(void)
 	CHECK(predicted < 100, "irregular requests are predicted rarely (%d of 2000)", predicted);
 }
 
+static void t_late_then_on_time(void)
+{
+	struct gs_period p = { 0 };
+	uint64_t next = 0, t;
+	int64_t off;
+
+	/* A 2 ms timer, each request 30 us after its tick, one in eight
+	 * 240 us after (a late wake-up, within the 250 us tolerance).
+	 */
+	for (unsigned int i = 0; i < 64; i++) {
+		t = 10 * MS + i * 2 * MS + (i % 8 == 7 ? 240 : 30) * US;
+		next = gs_period_note(&p, t);
+	}
+	CHECK(p.count >= 60 && p.misses == 0,
+	      "a late request does not put the next one off the beat (%u matched, %u missed)",
+	      p.count, p.misses);
+	off = (int64_t)next - (int64_t)(10 * MS + 64 * 2 * MS);
+	CHECK(off > -60 * (int64_t)US && off < 60 * (int64_t)US,
+	      "the prediction stays on the ticks: %lld us off", (long long)(off / (int64_t)US));
+	CHECK(p.period > 2 * MS - 10 * US && p.period < 2 * MS + 10 * US,
+	      "period %llu us", (unsigned long long)(p.period / US));
+}
+
+static void t_off_beat_next(void)
+{
+	struct gs_period p = { 0 };
+	uint64_t next;
+
+	beat(&p, 0, 2 * MS, 6);		/* ... 10 ms */
+	/* 300 us early for the beat at 12 ms: off the beat, and that beat
+	 * taken; the next is at 14 ms, not 12.
+	 */
+	next = gs_period_note(&p, 11700 * US);
+	CHECK(next == 14 * MS, "after an early request off the beat: next at 14 ms (got %llu us)",
+	      (unsigned long long)(next / US));
+	/* 300 us late for 14 ms: the next at 16 ms. */
+	next = gs_period_note(&p, 14300 * US);
+	CHECK(next == 16 * MS, "after a late one: next at 16 ms (got %llu us)",
+	      (unsigned long long)(next / US));
+	next = gs_period_note(&p, 16 * MS);
+	CHECK(next == 18 * MS && p.misses == 0 && p.period == 2 * MS,
+	      "back on the beat (next %llu us, %u missed)",
+	      (unsigned long long)(next / US), p.misses);
+}
+
 static void t_tol(void)
 {
 	CHECK(gs_period_tol(0) == GS_PERIOD_TOL_NS, "tolerance at least 200 us");
@@ -157,6 +202,8 @@ static const struct tap_test tests[] = {
 	{ "wake-up jitter within the tolerance", t_jitter },
 	{ "a request asking again is one", t_burst },
 	{ "one late request keeps the beat", t_late_one },
+	{ "late wake-ups within the tolerance move the beat little", t_late_then_on_time },
+	{ "after a request off the beat, the next beat", t_off_beat_next },
 	{ "skipped requests, and a period always skipped", t_skips },
 	{ "three off the beat break it; a new one is learnt", t_break },
 	{ "a long silence is no period", t_gap },
