@@ -103,7 +103,8 @@ static void usage(const struct gs_opts *o, const char *extra_opt,
 "  --device N          CUDA device ordinal (default 0)\n"
 "  --label S           copied into the JSON\n"
 "  --trace FILE        write each kernel's GPU start and end after the\n"
-"                      barrier (%%globaltimer ns, two u64 per kernel)\n",
+"                      barrier (%%globaltimer ns, two u64 per kernel);\n"
+"                      periodic: also FILE.lat, each latency (us) in order\n",
 		o->prog, o->kernel_us, o->seconds, o->period_us, o->warmup_ms);
 	if (extra_opt)
 		fprintf(f, "  --%-17s %s\n", extra_opt, extra_help);
@@ -487,6 +488,26 @@ static double barrier(struct gs_opts *o)
 	return late * 1e6;
 }
 
+/* Periodic: each request's latency beside the trace, in launch order. */
+static void write_latencies(const char *trace, const double *lat, size_t n)
+{
+	size_t len = strlen(trace) + sizeof(".lat");
+	char *path = malloc(len);
+	FILE *f;
+
+	if (!path)
+		gs_die("out of memory");
+	snprintf(path, len, "%s.lat", trace);
+	f = fopen(path, "w");
+	if (!f)
+		gs_die("%s: %s", path, strerror(errno));
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.1f\n", lat[i]);
+	if (fclose(f))
+		gs_die("%s: %s", path, strerror(errno));
+	free(path);
+}
+
 int gs_main(struct gs_backend *b, struct gs_opts *o)
 {
 	const char *cal_src = "option";
@@ -593,8 +614,11 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	}
 	t1 = gs_now_us();
 	b->trace_on = 0;
-	if (o->trace)
+	if (o->trace) {
 		write_trace(b, o->trace);
+		if (o->period_us > 0)
+			write_latencies(o->trace, lat, nlat);
+	}
 
 	json_head(stdout, b, o);
 	printf(",\"pattern\":\"%s\",\"kernel_us\":%g,\"iters\":%u,"

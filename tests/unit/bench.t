@@ -94,5 +94,33 @@ check "a bad scenario is refused with file and line (exit $rc)" \
 printf 'proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=1 FAKE_FAIL=1\n' >"$T/fail.scn"
 GS_BUILD=$T/build "$bench" --modes default --seconds 1 --out "$T/out" "$T/fail.scn" >"$T/fail.log" 2>&1
 check "a client that fails is reported" grep -q 'failed / started late' "$T/fail.log"
+
+# Where a probe's slowest requests spent their time (tail_parts): the other
+# process runs 1 ms kernels with two pauses; a request at 2300 us finds
+# 700 us of a kernel left, then a 138 us gap, then its own 50 us kernel
+# (888 us in all); one at 5000 us finds 300 us left (488 us); one at
+# 7600 us finds the other's kernel just ended and two more started after
+# it (a holder that did not see the request): 2 started after, 2538 us.
+tp=$(python3 - "$bench" <<'PY'
+import importlib.machinery, importlib.util, sys
+ld = importlib.machinery.SourceFileLoader("gsb", sys.argv[1])
+spec = importlib.util.spec_from_loader("gsb", ld)
+b = importlib.util.module_from_spec(spec)
+ld.exec_module(b)
+us = lambda a, e: (int(a * 1000), int(e * 1000))
+others = [us(0, 1000), us(1000, 2000), us(2000, 3000), us(3300, 4300),
+          us(4300, 5300), us(5600, 6600), us(6600, 7600), us(7610, 8610),
+          us(8610, 9610)]
+ours = [us(3138, 3188), us(5438, 5488), us(10088, 10138)]
+lat = [888, 488, 2538]
+t = b.tail_parts(ours, lat, others, frac=0.34)
+s, a = t["slowest"], t["all"]
+print("%d %.0f %.0f %.0f %.0f %.0f %.0f" % (t["n_slowest"], s["latency_us"],
+      s["after"], s["gap_us"], s["run_us"], a["left_us"], a["gap_us"]))
+PY
+)
+check "tail_parts: the slowest request, 2 kernels started after it, gap 478 us; all: 333 us left, gap 251 us ($tp)" \
+	[ "$tp" = "1 2538 2 478 50 333 251" ]
+
 echo "1..$n"
 [ $failed = 0 ]
