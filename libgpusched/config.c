@@ -164,6 +164,7 @@ static void config_read(void)
 	cfg.spin_ns = 1000ull * (uint64_t)env_long("GPUSCHED_SPIN_US", 0, 10000, 200,
 						    " (microseconds, 0 never to poll)");
 	cfg.latency_predict = env_bool_def("GPUSCHED_LATENCY_PREDICT", true);
+	cfg.hold_back = env_bool_def("GPUSCHED_HOLD_BACK", true);
 	/* A latency-class client comes back at once when it needs the GPU:
 	 * it gives the token to a waiter as soon as its work is done.
 	 */

@@ -179,9 +179,56 @@ static struct {
 	atomic_ullong drains;
 	atomic_ullong throttle_waits;
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
+	atomic_ullong held_back;	/* launches held for a latency request */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
 } stats;
+
+/*
+ * The token's way, timed for GPUSCHED_STATS (the last GS_TIMES of each,
+ * in microseconds): how long a grant took to come (acquire and yield
+ * calls), and how long after a yield was asked the token was given away.
+ */
+#define GS_TIMES 4096
+struct gs_times {
+	atomic_uint n;
+	uint32_t us[GS_TIMES];
+};
+
+static struct gs_times t_grant, t_answer;
+
+static void times_add(struct gs_times *t, uint64_t ns)
+{
+	unsigned int i = atomic_fetch_add_explicit(&t->n, 1, memory_order_relaxed);
+
+	__atomic_store_n(&t->us[i % GS_TIMES],
+			 (uint32_t)(ns / 1000 > UINT32_MAX ? UINT32_MAX : ns / 1000),
+			 __ATOMIC_RELAXED);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void times_print(const char *what, struct gs_times *t)
+{
+	unsigned int n = atomic_load(&t->n);
+	uint32_t v[GS_TIMES];
+
+	if (!n)
+		return;
+	if (n > GS_TIMES)
+		n = GS_TIMES;
+	for (unsigned int i = 0; i < n; i++)
+		v[i] = __atomic_load_n(&t->us[i], __ATOMIC_RELAXED);
+	qsort(v, n, sizeof(*v), cmp_u32);
+	gs_log("stats %s_us p50=%u p90=%u p99=%u max=%u of the last %u", what,
+	       v[(n - 1) / 2], v[(n - 1) * 9 / 10], v[(n - 1) * 99 / 100],
+	       v[n - 1], n);
+}
 
 #define STAT_INC(f) atomic_fetch_add_explicit(&stats.f, 1, memory_order_relaxed)
 #define STAT_GET(f) atomic_load_explicit(&stats.f, memory_order_relaxed)
@@ -197,6 +244,9 @@ static struct {
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
+/* Status flags: the token ours, and nobody asking for it. */
+#define HELD_ONLY(fl) \
+	(((fl) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
 
 struct gs_dev;
 
@@ -474,7 +524,7 @@ static bool dev_wanted(const struct gpusched *g, uint32_t fl)
 static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			uint32_t fl, uint64_t now)
 {
-	uint64_t at, next;
+	uint64_t at, next, was, tol, seen, last;
 
 	if (!gs_config()->latency_predict ||
 	    (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) !=
@@ -486,9 +536,21 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 	 * queue, ending then, would make the next one wait as long again.
 	 */
 	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
+	seen = now;
 	if (at && at < now)
 		now = at;
+	was = atomic_load(&d->lat_next);
+	tol = atomic_load(&d->lat_tol);
+	last = d->lat.last;
 	next = gs_period_note(&d->lat, now);
+	/* A request off the predicted time, for GPUSCHED_DEBUG: what breaks
+	 * a period (queue_limit() and hold_back() go by it).
+	 */
+	if (was && d->lat.last == now && (now + tol < was || now > was + tol))
+		gs_debug("%s: latency-class request %+lld us from the predicted time (seen %lld us after it, yield_ns %s, %lld us after the last)",
+			 d->name, ((long long)now - (long long)was) / 1000,
+			 ((long long)seen - (long long)now) / 1000,
+			 at ? "set" : "0", ((long long)now - (long long)last) / 1000);
 	atomic_store(&d->lat_tol, gs_period_tol(d->lat.period));
 	atomic_store(&d->lat_next, next);
 	if (next && d->lat.count == GS_PERIOD_CONFIRM && d->lat.last == now)
@@ -567,6 +629,25 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 	cs->head = (last + 1) % cs->nr_events;
 	cs->head_seq += n;
 	cs->nr -= n;
+}
+
+/*
+ * The token's flags on @d (0: no client), for a thread outside the gate:
+ * read under the launching count, as the gate's fast path reads them, since
+ * retire_locked() waits for that count before it closes the client and
+ * unmaps its status page.
+ */
+static uint32_t dev_flags(struct gs_dev *d)
+{
+	struct gpusched *g;
+	uint32_t fl = 0;
+
+	atomic_fetch_add(&d->launching, 1);
+	g = atomic_load(&d->g);
+	if (g)
+		fl = gs_status_flags(g);
+	atomic_fetch_sub(&d->launching, 1);
+	return fl;
 }
 
 /* Sleep until CLOCK_MONOTONIC reads @t (ns). */
@@ -714,15 +795,16 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 			break;
 		/* Its next request is predicted: until then, queue what
 		 * ends by then (up to the shared bound); from then, for
-		 * the tolerance, one launch at a time.
+		 * twice the tolerance (requests come late, not early; see
+		 * hold_back()), one launch at a time.
 		 */
 		now = gs_now_ns();
 		if (now < next) {
 			ns = next - now;
 			if (ns > c->queue_ns)
 				ns = c->queue_ns;
-		} else if (now - next <= atomic_load_explicit(&cs->d->lat_tol,
-							      memory_order_relaxed)) {
+		} else if (now - next <= 2 * atomic_load_explicit(&cs->d->lat_tol,
+								  memory_order_relaxed)) {
 			ns = 0;
 		}
 		break;
@@ -780,9 +862,9 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return first ? DRY_LATE : DRY_SEEN;
 		now = gs_now_ns();
-		if (c->handover_ns &&
-		    gpusched_yield_requested(atomic_load(&cs->d->g)) &&
-		    end <= now + c->handover_ns)
+		if (c->handover_ns && end <= now + c->handover_ns &&
+		    (dev_flags(cs->d) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) ==
+		    (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD))
 			return DRY_YIELD;
 		if (now > until)
 			break;
@@ -857,6 +939,61 @@ static void throttle(struct gs_ctx *cs)
 				     now + (cs->launches - cs->done) * cs->est_ns : 0;
 		}
 	}
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/*
+ * Beside a periodic latency-class client, a launch that would end more than
+ * GPUSCHED_QUEUE_LATENCY_US after the client's next request is predicted
+ * waits for that request while the token is ours. queue_limit() lets such a
+ * queue run down, but not below one launch, and one kernel longer than the
+ * bound would keep the request waiting for all of it. The wait ends when we
+ * are asked to yield (the gate then gives the token away, and our kernel
+ * follows the client's) or when the request is overdue by twice the
+ * period's tolerance (on the H200 one request in a hundred came 250-450 us
+ * after its 2 ms beat). It polls the status page from GPUSCHED_SPIN_US
+ * before the request on, as wait_dry() does: the request should not wait
+ * for our wake-up either. The GPU may idle meanwhile: the latency class
+ * asked for that. Called without cs->lock.
+ */
+static void hold_back(struct gs_ctx *cs)
+{
+	const struct gs_config *c = gs_config();
+	struct gs_dev *d = cs->d;
+	uint64_t next, until, now, end;
+	bool hold;
+
+	next = atomic_load_explicit(&d->lat_next, memory_order_relaxed);
+	if (!c->hold_back || !next || dev_sharing(d) != SHARED_LATENCY ||
+	    !HELD_ONLY(dev_flags(d)))
+		return;
+	/* Requests come late, not early: wait out twice the tolerance. */
+	until = next + 2 * atomic_load_explicit(&d->lat_tol, memory_order_relaxed);
+	pthread_mutex_lock(&cs->lock);
+	now = gs_now_ns();
+	/* When our queued work ends; this launch's follows. */
+	if (cs->end_ns)
+		end = cs->end_ns > now ? cs->end_ns : now;
+	else
+		end = now + (cs->launches - cs->done) * cs->est_ns;
+	/* The request comes at @next or, overdue, any moment now: a launch
+	 * no longer than the bound never keeps it waiting longer.
+	 */
+	hold = cs->est_ns && now < until &&
+	       end + cs->est_ns > (now > next ? now : next) + c->queue_latency_ns;
+	if (hold)
+		cs->throttled++;	/* busy, not idle (idle_check()) */
+	pthread_mutex_unlock(&cs->lock);
+	if (!hold)
+		return;
+	STAT_INC(held_back);
+	if (next > now + c->spin_ns)
+		sleep_until(next - c->spin_ns);
+	while (HELD_ONLY(dev_flags(d)) && gs_now_ns() < until &&
+	       !atomic_load(&cs->dead))
+		sched_yield();
+	pthread_mutex_lock(&cs->lock);
+	cs->throttled--;
 	pthread_mutex_unlock(&cs->lock);
 }
 
@@ -958,9 +1095,19 @@ static bool conn_error(int err)
 	       err == -ENOTCONN || err == -EBADF || err == -ENODEV;
 }
 
+/* We give the token away at @now: how long after we were asked. */
+static void yield_answered(const struct gpusched *g, uint64_t now)
+{
+	uint64_t at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
+
+	if (at && at <= now)
+		times_add(&t_answer, now - at);
+}
+
 static int gate_slow(struct gs_dev *d)
 {
 	struct gpusched *g;
+	uint64_t asked;
 	unsigned int cmd;
 	uint32_t fl;
 	int err, ret = GATE_RETRY;
@@ -996,13 +1143,16 @@ static int gate_slow(struct gs_dev *d)
 	}
 
 	fl = gs_status_flags(g);
-	if ((fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
+	if (HELD_ONLY(fl))
 		goto out;	/* another thread got it for us */
 	lat_observe(d, g, fl, gs_now_ns());
 	/* A revoked grant's leftovers must finish before we ask again. */
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
 		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
 	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
+	asked = gs_now_ns();
+	if (cmd == GPUSCHED_IOC_YIELD)
+		yield_answered(g, asked);
 	/* EAGAIN: granted and revoked before we ran; queue again. */
 	do {
 		if (cmd == GPUSCHED_IOC_YIELD)
@@ -1013,6 +1163,7 @@ static int gate_slow(struct gs_dev *d)
 	atomic_store(&d->draining, false);
 
 	if (!err || err == -EALREADY) {
+		times_add(&t_grant, gs_now_ns() - asked);
 		if (cmd == GPUSCHED_IOC_YIELD)
 			STAT_INC(yields);
 		else
@@ -1054,9 +1205,7 @@ static int gate_enter(struct gs_dev *d)
 
 		atomic_fetch_add(&d->launching, 1);
 		g = atomic_load(&d->g);
-		if (g && !atomic_load(&d->draining) &&
-		    (gs_status_flags(g) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) ==
-		    GPUSCHED_ST_HOLDING)
+		if (g && !atomic_load(&d->draining) && HELD_ONLY(gs_status_flags(g)))
 			return GATE_HELD;
 		atomic_fetch_sub(&d->launching, 1);
 		ret = gate_slow(d);
@@ -1077,7 +1226,7 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	struct gpusched *g;
 	uint64_t n;
 	uint32_t fl;
-	bool yield;
+	bool yield, soon;
 
 	if (pthread_mutex_trylock(&d->lock))
 		return true;	/* someone is in the slow path: look again */
@@ -1109,15 +1258,21 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 			}
 	}
 	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
-	if (dev_wanted(g, fl) && gs_config()->idle_wanted_ns < idle_ns)
+	soon = gs_config()->idle_wanted_ns < idle_ns;
+	if (dev_wanted(g, fl) && soon)
 		idle_ns = gs_config()->idle_wanted_ns;
 	if (!yield && now - d->seen_at < idle_ns) {
 		uint64_t at = d->seen_at + idle_ns;
 
 		/* Someone waits: look again soon, so that the token does
-		 * not sit idle here once our last kernel is done.
+		 * not sit idle here once our last kernel is done. So too
+		 * while nobody waits if we would give it to a waiter sooner
+		 * (the latency class): one that comes must not wait for our
+		 * next tick. On the H200 a busy process that asked just
+		 * after a probe's grant waited up to 1 ms for the probe's
+		 * release, past the probe's next request.
 		 */
-		if (dev_wanted(g, fl) && now + GS_YIELD_POLL_NS < at)
+		if ((dev_wanted(g, fl) || soon) && now + GS_YIELD_POLL_NS < at)
 			at = now + GS_YIELD_POLL_NS;
 		if (at < *next)
 			*next = at;
@@ -1133,6 +1288,8 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		pthread_mutex_unlock(&d->lock);
 		return true;
 	}
+	if (yield)
+		yield_answered(g, gs_now_ns());
 	if (!gpusched_release(g)) {
 		if (yield)
 			STAT_INC(yield_releases);
@@ -1216,7 +1373,7 @@ static void print_stats(void)
 {
 	const struct gs_config *c = gs_config();
 
-	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu%s%s",
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu held_back=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu%s%s",
 	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
 	       STAT_GET(launches[ROUTE_DLSYM]),
 	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
@@ -1225,7 +1382,7 @@ static void print_stats(void)
 	       STAT_GET(acquires), STAT_GET(yields), STAT_GET(idle_releases),
 	       STAT_GET(yield_releases), STAT_GET(drains),
 	       STAT_GET(throttle_waits), STAT_GET(dry_yields),
-	       STAT_GET(procaddr_hooks),
+	       STAT_GET(held_back), STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       c->label[0] ? " label=" : "", c->label);
 	/* A periodic latency-class neighbour, per GPU (read racily: the
@@ -1239,6 +1396,8 @@ static void print_stats(void)
 			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",
 			       d->name, (unsigned long long)(p / 1000), n);
 	}
+	times_print("grant_wait", &t_grant);
+	times_print("yield_answer", &t_answer);
 	/* What the queue bound was measured against, per context. */
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
 		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f",
@@ -1373,6 +1532,7 @@ static CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		return CUDA_SUCCESS;
 	}
 	throttle(l->cs);
+	hold_back(l->cs);
 	switch (gate_enter(l->cs->d)) {
 	case GATE_HELD:
 		l->d = l->cs->d;
