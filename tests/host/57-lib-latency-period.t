@@ -14,14 +14,8 @@ period=$(us 5000)
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe PREDICT
-	rm -f "$GS_DOUBLE_SHM"
-	at=$(start_at)
-	run_bg busy client GS_START_AT=$at GPUSCHED_STATS=1 \
-		GPUSCHED_LATENCY_PREDICT=$1 \
-		"$GS_CLIENT" --seconds "$secs" --kernel-us "$kern"
-	run_bg probe client GS_START_AT=$at GPUSCHED_CLASS=latency \
-		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" --period-us "$period"
-	wait_bg busy && wait_bg probe || not_ok "clients failed"
+	busy_and_probe "$kern" "$period" GPUSCHED_STATS=1 \
+		GPUSCHED_LATENCY_PREDICT="$1"
 	waits=$(value throttle_waits "$T/busy.err")
 	nl=$(value launches "$T/busy.out")
 	cpu=$(value cpu_ns_per_launch "$T/busy.out")

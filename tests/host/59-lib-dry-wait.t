@@ -15,17 +15,12 @@ l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 secs=3
 [ "$GS_TEST_SCALE" = 1 ] || secs=8
 h=$(us 400)
+# Both hand over early (lib.sh's default is 0, to drain fully).
+export GPUSCHED_HANDOVER_US="$h"
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe KERNEL_US SPIN_US
-	rm -f "$GS_DOUBLE_SHM"
-	at=$(start_at)
-	run_bg busy client GS_START_AT=$at GPUSCHED_HANDOVER_US=$h \
-		GPUSCHED_SPIN_US=$2 "$GS_CLIENT" --seconds "$secs" --kernel-us "$1"
-	run_bg probe client GS_START_AT=$at GPUSCHED_CLASS=latency \
-		GPUSCHED_HANDOVER_US=$h "$GS_CLIENT" --seconds "$secs" \
-		--kernel-us "$(us 50)" --period-us "$(us 5000)"
-	wait_bg busy && wait_bg probe || not_ok "clients failed"
+	busy_and_probe "$1" "$(us 5000)" GPUSCHED_SPIN_US="$2"
 	dry=$(value dry_yields "$T/busy.err")
 	est=$(value us_per_launch "$T/busy.err")
 	cpu=$(value cpu_ns_per_launch "$T/busy.out")

@@ -19,16 +19,9 @@ h=$(us 600)
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe HOLD_BACK
-	rm -f "$GS_DOUBLE_SHM"
-	at=$(start_at)
-	run_bg busy client GS_START_AT=$at GPUSCHED_STATS=1 \
-		GPUSCHED_HOLD_BACK=$1 GPUSCHED_QUEUE_LATENCY_US=$bound \
-		GPUSCHED_HANDOVER_US=$h GPUSCHED_SPIN_US="$(us 200)" \
-		"$GS_CLIENT" --seconds "$secs" --kernel-us "$kern"
-	run_bg probe client GS_START_AT=$at GPUSCHED_CLASS=latency \
-		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
-		--period-us "$period"
-	wait_bg busy && wait_bg probe || not_ok "clients failed"
+	busy_and_probe "$kern" "$period" GPUSCHED_STATS=1 \
+		GPUSCHED_HOLD_BACK="$1" GPUSCHED_QUEUE_LATENCY_US="$bound" \
+		GPUSCHED_HANDOVER_US="$h" GPUSCHED_SPIN_US="$(us 200)"
 	held=$(value held_back "$T/busy.err")
 	p50=$(value latency_p50_us "$T/probe.out")
 	o=$(overlap_max)

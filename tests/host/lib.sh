@@ -227,4 +227,22 @@ show() {	# show NAME...: outputs as diagnostics
 	return 0
 }
 
+# busy_and_probe KERNEL_US PERIOD_US [VAR=VALUE...]: a busy client of
+# KERNEL_US kernels with the VARs in its environment and, started with it,
+# a latency-class probe of 50 us kernels every PERIOD_US (both scaled by
+# the caller), each for $secs; outputs in $T/busy.* and $T/probe.*. What
+# both should see, export before.
+busy_and_probe() {
+	bp_kern=$1 bp_per=$2
+	shift 2
+	rm -f "$GS_DOUBLE_SHM"
+	bp_at=$(start_at)
+	run_bg busy client GS_START_AT="$bp_at" "$@" \
+		"$GS_CLIENT" --seconds "$secs" --kernel-us "$bp_kern"
+	run_bg probe client GS_START_AT="$bp_at" GPUSCHED_CLASS=latency \
+		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
+		--period-us "$bp_per"
+	wait_bg busy && wait_bg probe || not_ok "clients failed"
+}
+
 echo "# backend: $BACKEND"
