@@ -274,9 +274,10 @@ struct gs_ctx {
 	uint64_t est_ns;
 	uint64_t last_pop_ns, last_pop_mark;
 	/* When our queued work will be done, predicted: from the last event
-	 * seen completing, then each launch adds its length after the end
-	 * so far or after its own time (the queue may have run dry). 0: not
-	 * known (nothing seen since the grant, or the length unknown).
+	 * seen completing, or a launch into an empty queue, then each launch
+	 * adds its length after the end so far or after its own time (the
+	 * queue may have run dry). 0: not known (the length unknown, or
+	 * nothing seen completing or launched alone since the grant).
 	 */
 	uint64_t end_ns;
 	/* The first GS_EST_SEED samples, summed: one alone can be far off. */
@@ -561,8 +562,8 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 /*
  * What follows is not our work running back to back (the queue ran dry,
  * the token went away, a fork): no launch-length sample spans it and no
- * end is predicted until an event is seen completing again. Caller holds
- * cs->lock.
+ * end is predicted until an event is seen completing again, or a launch
+ * finds nothing of ours queued (queued()). Caller holds cs->lock.
  */
 static void ctx_unstamp_locked(struct gs_ctx *cs)
 {
@@ -1009,6 +1010,14 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 		uint64_t now = gs_now_ns();
 
 		cs->end_ns = (cs->end_ns > now ? cs->end_ns : now) + cs->est_ns;
+	} else if (cs->est_ns && cs->launches - cs->done == 1) {
+		/* Nothing else of ours queued: this kernel starts about now
+		 * (after another holder's last, at worst), and its end can
+		 * be predicted before any completion is seen. So the first
+		 * kernel after a grant is polled for too (wait_dry()), and
+		 * a yield during it hands over early (ctx_drain_to()).
+		 */
+		cs->end_ns = gs_now_ns() + cs->est_ns;
 	}
 	every = (queue_limit(cs) + 3) / 4;
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
