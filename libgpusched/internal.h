@@ -54,6 +54,13 @@ static inline uint32_t gs_status_flags(const struct gpusched *g)
 	return __atomic_load_n(&g->st->flags, __ATOMIC_ACQUIRE);
 }
 
+/* Status flags: the token ours, and nobody asking for it; or somebody. */
+#define HELD_ONLY(fl) \
+	(((fl) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
+#define YIELD_ASKED(fl) \
+	(((fl) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == \
+	 (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD))
+
 /* Environment configuration, read once (config.c). */
 enum gs_fail_mode { GS_FAIL_OPEN, GS_FAIL_CLOSED };
 enum gs_backend_choice { GS_BACKEND_AUTO, GS_BACKEND_KMOD, GS_BACKEND_ARBITER };

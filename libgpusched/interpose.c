@@ -244,9 +244,6 @@ static void times_print(const char *what, struct gs_times *t)
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
-/* Status flags: the token ours, and nobody asking for it. */
-#define HELD_ONLY(fl) \
-	(((fl) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
 
 struct gs_dev;
 
@@ -304,8 +301,9 @@ struct gs_dev {
 	uint64_t seen_launches, seen_at;
 	/*
 	 * A periodic latency-class client (lat_observe(), under lock). The
-	 * prediction is read without the lock (queue_limit()): the next
-	 * request is expected from lat_next to lat_next + lat_tol; 0: none.
+	 * prediction is read without the lock (queue_limit(), hold_back()):
+	 * the next request is expected from lat_next on (0: none), off the
+	 * beat after lat_tol, given up for after lat_due().
 	 */
 	struct gs_period lat;
 	atomic_ullong lat_next, lat_tol;
@@ -527,9 +525,7 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 {
 	uint64_t at, next, was, tol, seen, last;
 
-	if (!gs_config()->latency_predict ||
-	    (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) !=
-	    (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD) ||
+	if (!gs_config()->latency_predict || !YIELD_ASKED(fl) ||
 	    dev_sharing(d) != SHARED_LATENCY)
 		return;
 	/* When we were asked; older services do not say: when we saw it.
@@ -560,6 +556,16 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 }
 
 /*
+ * Until when the predicted request @next of @d's latency client may still
+ * come: requests come late, not early (on the H200 one in a hundred came
+ * 250-450 us after its 2 ms beat), so twice the period's tolerance.
+ */
+static uint64_t lat_due(const struct gs_dev *d, uint64_t next)
+{
+	return next + 2 * atomic_load_explicit(&d->lat_tol, memory_order_relaxed);
+}
+
+/*
  * What follows is not our work running back to back (the queue ran dry,
  * the token went away, a fork): no launch-length sample spans it and no
  * end is predicted until an event is seen completing again, or a launch
@@ -569,6 +575,25 @@ static void ctx_unstamp_locked(struct gs_ctx *cs)
 {
 	cs->last_pop_ns = 0;
 	cs->end_ns = 0;
+}
+
+/* The same for every context of @d: the token changed hands. */
+static void dev_unstamp(struct gs_dev *d)
+{
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+		pthread_mutex_lock(&cs->lock);
+		ctx_unstamp_locked(cs);
+		pthread_mutex_unlock(&cs->lock);
+	}
+}
+
+/* Nothing queued is ours to wait for any more. Caller holds cs->lock. */
+static void ctx_empty_locked(struct gs_ctx *cs)
+{
+	cs->done = cs->launches;
+	cs->head_seq += cs->nr;
+	cs->nr = 0;
+	ctx_unstamp_locked(cs);
 }
 
 static void ctx_sync(struct gs_ctx *cs)
@@ -596,10 +621,7 @@ static void ctx_sync(struct gs_ctx *cs)
 		gs_debug("cuCtxSynchronize of context %p: error %d",
 			 (void *)cs->ctx, r);
 	pthread_mutex_lock(&cs->lock);
-	cs->done = cs->launches;
-	cs->head_seq += cs->nr;
-	cs->nr = 0;
-	ctx_unstamp_locked(cs);	/* the queue ran dry */
+	ctx_empty_locked(cs);	/* the queue ran dry */
 	pthread_mutex_unlock(&cs->lock);
 }
 
@@ -758,15 +780,12 @@ static void drain_locked(struct gs_dev *d, bool early)
 			nanosleep(&ts, NULL);
 		}
 	}
-	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
 		ctx_drain_to(cs, left_ns);
-		/* The token goes: the next wait spans another's turn, and
-		 * its time is no sample of our launches' length.
-		 */
-		pthread_mutex_lock(&cs->lock);
-		ctx_unstamp_locked(cs);
-		pthread_mutex_unlock(&cs->lock);
-	}
+	/* The token goes: the next wait spans another's turn, and its time
+	 * is no sample of our launches' length.
+	 */
+	dev_unstamp(d);
 	STAT_INC(drains);
 }
 
@@ -795,17 +814,15 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 		if (!next)
 			break;
 		/* Its next request is predicted: until then, queue what
-		 * ends by then (up to the shared bound); from then, for
-		 * twice the tolerance (requests come late, not early; see
-		 * hold_back()), one launch at a time.
+		 * ends by then (up to the shared bound); from then until
+		 * it is overdue (lat_due()), one launch at a time.
 		 */
 		now = gs_now_ns();
 		if (now < next) {
 			ns = next - now;
 			if (ns > c->queue_ns)
 				ns = c->queue_ns;
-		} else if (now - next <= 2 * atomic_load_explicit(&cs->d->lat_tol,
-								  memory_order_relaxed)) {
+		} else if (now <= lat_due(cs->d, next)) {
 			ns = 0;
 		}
 		break;
@@ -864,8 +881,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 			return first ? DRY_LATE : DRY_SEEN;
 		now = gs_now_ns();
 		if (c->handover_ns && end <= now + c->handover_ns &&
-		    (dev_flags(cs->d) & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) ==
-		    (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD))
+		    YIELD_ASKED(dev_flags(cs->d)))
 			return DRY_YIELD;
 		if (now > until)
 			break;
@@ -950,9 +966,8 @@ static void throttle(struct gs_ctx *cs)
  * queue run down, but not below one launch, and one kernel longer than the
  * bound would keep the request waiting for all of it. The wait ends when we
  * are asked to yield (the gate then gives the token away, and our kernel
- * follows the client's) or when the request is overdue by twice the
- * period's tolerance (on the H200 one request in a hundred came 250-450 us
- * after its 2 ms beat). It polls the status page from GPUSCHED_SPIN_US
+ * follows the client's) or when the request is overdue (lat_due()). It
+ * polls the status page from GPUSCHED_SPIN_US
  * before the request on, as wait_dry() does: the request should not wait
  * for our wake-up either. The GPU may idle meanwhile: the latency class
  * asked for that. Called without cs->lock.
@@ -968,8 +983,7 @@ static void hold_back(struct gs_ctx *cs)
 	if (!c->hold_back || !next || dev_sharing(d) != SHARED_LATENCY ||
 	    !HELD_ONLY(dev_flags(d)))
 		return;
-	/* Requests come late, not early: wait out twice the tolerance. */
-	until = next + 2 * atomic_load_explicit(&d->lat_tol, memory_order_relaxed);
+	until = lat_due(d, next);
 	pthread_mutex_lock(&cs->lock);
 	now = gs_now_ns();
 	/* When our queued work ends; this launch's follows. */
@@ -1182,12 +1196,8 @@ static int gate_slow(struct gs_dev *d)
 		 * idle thread may have given the token away while a launching
 		 * thread waited, and that thread popped after the drain).
 		 */
-		for (struct gs_ctx *cs = atomic_load(&d->ctxs); !err && cs;
-		     cs = cs->dev_next) {
-			pthread_mutex_lock(&cs->lock);
-			ctx_unstamp_locked(cs);
-			pthread_mutex_unlock(&cs->lock);
-		}
+		if (!err)
+			dev_unstamp(d);
 		d->seen_launches = atomic_load(&d->launches);
 		d->seen_at = gs_now_ns();
 		kick_idle_thread();
@@ -1484,10 +1494,7 @@ static void fork_child(void)
 	}
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
 		pthread_mutex_init(&cs->lock, NULL);
-		cs->done = cs->launches;	/* the parent's work, not ours */
-		cs->head_seq += cs->nr;
-		cs->nr = 0;
-		ctx_unstamp_locked(cs);
+		ctx_empty_locked(cs);	/* the parent's work, not ours */
 	}
 	memset(&stats, 0, sizeof(stats));
 	atomic_fetch_add(&G.gen, 1);

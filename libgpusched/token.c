@@ -134,9 +134,7 @@ GPUSCHED_API int gpusched_holding(const struct gpusched *g)
 
 GPUSCHED_API int gpusched_yield_requested(const struct gpusched *g)
 {
-	uint32_t mask = GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD;
-
-	return g && g->st && (gs_status_flags(g) & mask) == mask;
+	return g && g->st && YIELD_ASKED(gs_status_flags(g));
 }
 
 GPUSCHED_API int gpusched_gate(struct gpusched *g, int (*drain)(void *arg),
@@ -150,7 +148,7 @@ GPUSCHED_API int gpusched_gate(struct gpusched *g, int (*drain)(void *arg),
 	if (!g->st)
 		return -ENOTCONN;
 	fl = gs_status_flags(g);
-	if ((fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_YIELD)) == GPUSCHED_ST_HOLDING)
+	if (HELD_ONLY(fl))
 		return 0;
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED)) {
 		/* Asked to yield, or revoked with work maybe still queued:
