@@ -1497,6 +1497,8 @@ static void fork_child(void)
 		ctx_empty_locked(cs);	/* the parent's work, not ours */
 	}
 	memset(&stats, 0, sizeof(stats));
+	memset(&t_grant, 0, sizeof(t_grant));
+	memset(&t_answer, 0, sizeof(t_answer));
 	atomic_fetch_add(&G.gen, 1);
 }
 

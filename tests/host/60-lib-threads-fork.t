@@ -18,6 +18,16 @@ check "the threaded, forking client finished (no deadlock; exit $rc1)" [ $rc1 = 
 check "the per-thread-stream client finished (exit $rc2)" [ $rc2 = 0 ]
 check "the forked child launched and finished" grep -q '^child .*work_us=[1-9]' "$T/many.out"
 check "the child used its own token client" sh -c "grep -c 'acquires=[1-9]' '$T/many.err' | grep -qx 2"
+# Each process's token timings are its own: as many grants timed as it
+# had (acquires + yields), the child's not counting the parent's.
+check "each process timed only its own grants" awk '
+	match($0, /gpusched\[[0-9]+\]/) { pid = substr($0, RSTART, RLENGTH) }
+	/ stats launches=/ { for (i = 1; i <= NF; i++) {
+		split($i, kv, "=")
+		if (kv[1] == "acquires" || kv[1] == "yields") want[pid] += kv[2] } }
+	/ stats grant_wait_us / { got[pid] = $NF; n++ }
+	END { if (n != 2) exit 1
+		for (p in got) if (got[p] != want[p]) exit 1 }' "$T/many.err"
 check "no overlap on the GPU" [ "$(violations)" = 0 ]
 show many ptsz
 done_testing
