@@ -174,6 +174,13 @@ static void config_read(void)
 							   100 : (long)(cfg.idle_ns / 1000),
 							   " (microseconds)");
 
+	/* A periodic latency-class client asks for the token this long
+	 * before its next request is due, and keeps it for the request.
+	 */
+	cfg.lead_ns = 1000ull * (uint64_t)env_long("GPUSCHED_LATENCY_LEAD_US", 0,
+						    10000, 0,
+						    " (microseconds, 0 not to ask early)");
+
 	/* Under MPS the GPU runs contexts side by side: latency-class work
 	 * need not wait for the token, which then divides the time of the
 	 * others; and those others ask MPS for its lower client priority,

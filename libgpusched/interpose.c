@@ -180,6 +180,9 @@ static struct {
 	atomic_ullong throttle_waits;
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong held_back;	/* launches held for a latency request */
+	atomic_ullong early_asks;	/* tokens granted ahead of our request */
+	atomic_ullong early_hits;	/* ... that our request then found */
+	atomic_ullong early_misses;	/* ... given back with no request */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
 } stats;
@@ -307,6 +310,19 @@ struct gs_dev {
 	 */
 	struct gs_period lat;
 	atomic_ullong lat_next, lat_tol;
+	/*
+	 * Our own requests, when this process is a periodic latency-class
+	 * client (under lock: gate_slow() notes them, the idle thread reads
+	 * them). ask_early() asks for the token GPUSCHED_LATENCY_LEAD_US
+	 * before the next one is due (self_next; 0: no period), once per
+	 * request (asked_for), and keeps it idle for the request until
+	 * early_until (0: the token we hold was not asked early). early is
+	 * early_until != 0, for the gate's fast path, which it sends to the
+	 * slow path to note the request.
+	 */
+	struct gs_period self;
+	uint64_t self_next, asked_for, early_until;
+	atomic_bool early;
 };
 
 static struct {
@@ -1127,7 +1143,38 @@ static void yield_answered(const struct gpusched *g, uint64_t now)
 		times_add(&t_answer, now - at);
 }
 
-static int gate_slow(struct gs_dev *d)
+/*
+ * This process, of the latency class, asks for @d's token at @t for a
+ * launch it has to make (the first since it held it, or since the token
+ * was asked for early): its own period, for ask_early(). Caller holds
+ * d->lock.
+ */
+static void self_note(struct gs_dev *d, uint64_t t)
+{
+	if (gs_config()->sched_class == GPUSCHED_CLASS_LATENCY)
+		d->self_next = gs_period_note(&d->self, t);
+}
+
+/*
+ * The token asked for early is used by our request at @t, or (@t 0) given
+ * up for. Caller holds d->lock.
+ */
+static void early_done(struct gs_dev *d, uint64_t t)
+{
+	if (t) {
+		self_note(d, t);
+		STAT_INC(early_hits);
+	} else {
+		STAT_INC(early_misses);
+		gs_debug("%s: no request came for the token asked for early",
+			 d->name);
+	}
+	d->early_until = 0;
+	atomic_store(&d->early, false);
+}
+
+/* A launch at @t (ns) found the token not ours, or asked for early. */
+static int gate_slow(struct gs_dev *d, uint64_t t)
 {
 	struct gpusched *g;
 	uint64_t asked;
@@ -1166,6 +1213,8 @@ static int gate_slow(struct gs_dev *d)
 	}
 
 	fl = gs_status_flags(g);
+	if (d->early_until)
+		early_done(d, t);
 	if (HELD_ONLY(fl))
 		goto out;	/* another thread got it for us */
 	lat_observe(d, g, fl, gs_now_ns());
@@ -1173,6 +1222,8 @@ static int gate_slow(struct gs_dev *d)
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
 		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
 	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
+	if (cmd == GPUSCHED_IOC_ACQUIRE)
+		self_note(d, t);
 	asked = gs_now_ns();
 	if (cmd == GPUSCHED_IOC_YIELD)
 		yield_answered(g, asked);
@@ -1218,16 +1269,22 @@ out:
 
 static int gate_enter(struct gs_dev *d)
 {
+	uint64_t t = 0;
+
 	for (;;) {
 		struct gpusched *g;
 		int ret;
 
 		atomic_fetch_add(&d->launching, 1);
 		g = atomic_load(&d->g);
-		if (g && !atomic_load(&d->draining) && HELD_ONLY(gs_status_flags(g)))
+		if (g && !atomic_load(&d->draining) &&
+		    HELD_ONLY(gs_status_flags(g)) &&
+		    !atomic_load_explicit(&d->early, memory_order_relaxed))
 			return GATE_HELD;
 		atomic_fetch_sub(&d->launching, 1);
-		ret = gate_slow(d);
+		if (!t)
+			t = gs_now_ns();
+		ret = gate_slow(d, t);
 		if (ret != GATE_RETRY)
 			return ret;
 	}
@@ -1263,6 +1320,29 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		return false;
 	}
 	n = atomic_load(&d->launches);
+	if (d->early_until) {
+		if (n != d->seen_launches) {
+			/* Our request took the fast path before ask_early()
+			 * said the token was asked for early: it came now.
+			 */
+			early_done(d, now);
+		} else if (now < d->early_until && !(fl & GPUSCHED_ST_YIELD)) {
+			/* Kept for our request, though others wait; looked
+			 * at as often as when they do, so that the token goes
+			 * to them soon after the request's work.
+			 */
+			uint64_t at = now + GS_YIELD_POLL_NS;
+
+			if (d->early_until < at)
+				at = d->early_until;
+			if (at < *next)
+				*next = at;
+			pthread_mutex_unlock(&d->lock);
+			return true;
+		} else {
+			early_done(d, 0);
+		}
+	}
 	if (n != d->seen_launches) {
 		d->seen_launches = n;
 		d->seen_at = now;
@@ -1321,6 +1401,79 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	return false;
 }
 
+/* ask_early()'s wait for the grant, at most: the thread has others to watch. */
+#define GS_EARLY_WAIT_NS 20000000ull
+
+/*
+ * As a periodic latency-class client beside others, ask for @d's token
+ * GPUSCHED_LATENCY_LEAD_US before our next request is due, so that the
+ * token's way (the holder's answer, the service's hand-over, our wake-up)
+ * is behind the request, not on its path. Granted, the token is kept idle
+ * for the request (idle_check()) until twice the period's tolerance after
+ * it was due, or after the grant if that came later: requests come late,
+ * not early. A launch meanwhile waits on d->lock for the grant, as it
+ * would have waited for its own. Called by the idle thread; returns
+ * whether to look again by *@next.
+ */
+static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t due, at, tol, wait;
+	struct gpusched *g;
+	uint32_t fl;
+	int err;
+
+	if (!c->lead_ns || c->sched_class != GPUSCHED_CLASS_LATENCY)
+		return false;
+	if (pthread_mutex_trylock(&d->lock))
+		return true;	/* a launch is asking: it gets the token */
+	g = atomic_load(&d->g);
+	due = d->self_next;
+	fl = g ? gs_status_flags(g) : 0;
+	/* Not while we hold it, nor before a revoked grant's leftovers are
+	 * done (the gate drains them), nor when nobody else would hold it.
+	 */
+	if (!g || !due || due == d->asked_for || due <= now ||
+	    (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED)) ||
+	    dev_sharing(d) == ALONE) {
+		pthread_mutex_unlock(&d->lock);
+		return false;
+	}
+	if (now + c->lead_ns < due) {
+		if (due - c->lead_ns < *next)
+			*next = due - c->lead_ns;
+		pthread_mutex_unlock(&d->lock);
+		return true;
+	}
+	d->asked_for = due;
+	tol = gs_period_tol(d->self.period);
+	wait = d->self.period < GS_EARLY_WAIT_NS ? d->self.period : GS_EARLY_WAIT_NS;
+	err = gpusched_acquire(g, (int64_t)wait);
+	if (!err || err == -EALREADY) {
+		at = gs_now_ns();
+		STAT_INC(early_asks);
+		dev_unstamp(d);
+		d->seen_launches = atomic_load(&d->launches);
+		d->seen_at = at;
+		d->early_until = (at > due ? at : due) + 2 * tol;
+		atomic_store(&d->early, true);
+		if (at + GS_YIELD_POLL_NS < *next)
+			*next = at + GS_YIELD_POLL_NS;
+		gs_debug("%s: asked for the token %llu us before our request, granted %lld us before it",
+			 d->name, (unsigned long long)((due - now) / 1000),
+			 ((long long)due - (long long)at) / 1000);
+	} else if (conn_error(err)) {
+		retire_locked(d);
+		service_missing(d, err, true);
+	} else if (err != -ETIMEDOUT && err != -EINTR && err != -EAGAIN &&
+		   !atomic_exchange(&G.warned_err, true)) {
+		gs_log("token acquire on %s failed: %s; not asking early",
+		       d->name, strerror(-err));
+	}
+	pthread_mutex_unlock(&d->lock);
+	return true;
+}
+
 static void *idle_thread(void *arg)
 {
 	uint64_t idle_ns = gs_config()->idle_ns;
@@ -1341,8 +1494,10 @@ static void *idle_thread(void *arg)
 		pthread_mutex_unlock(&G.lock);
 		now = gs_now_ns();
 		next = now + tick;
-		for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next)
+		for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
 			busy |= idle_check(d, now, idle_ns, &next);
+			busy |= ask_early(d, now, &next);
+		}
 		pthread_mutex_lock(&G.lock);
 		if (G.bg_stop || G.bg_kick)
 			continue;
@@ -1392,7 +1547,7 @@ static void print_stats(void)
 {
 	const struct gs_config *c = gs_config();
 
-	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu held_back=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu%s%s",
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu held_back=%llu early_asks=%llu early_hits=%llu early_misses=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu%s%s",
 	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
 	       STAT_GET(launches[ROUTE_DLSYM]),
 	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
@@ -1401,7 +1556,9 @@ static void print_stats(void)
 	       STAT_GET(acquires), STAT_GET(yields), STAT_GET(idle_releases),
 	       STAT_GET(yield_releases), STAT_GET(drains),
 	       STAT_GET(throttle_waits), STAT_GET(dry_yields),
-	       STAT_GET(held_back), STAT_GET(procaddr_hooks),
+	       STAT_GET(held_back), STAT_GET(early_asks),
+	       STAT_GET(early_hits), STAT_GET(early_misses),
+	       STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       c->label[0] ? " label=" : "", c->label);
 	/* A periodic latency-class neighbour, per GPU (read racily: the
@@ -1491,6 +1648,12 @@ static void fork_child(void)
 		atomic_store(&d->launching, 0);
 		atomic_store(&d->draining, false);
 		d->mode = DEV_NEW;
+		/* The parent's requests, not ours. */
+		memset(&d->self, 0, sizeof(d->self));
+		d->self_next = 0;
+		d->asked_for = 0;
+		d->early_until = 0;
+		atomic_store(&d->early, false);
 	}
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
 		pthread_mutex_init(&cs->lock, NULL);

@@ -90,7 +90,8 @@ unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
 	GPUSCHED_LABEL GPUSCHED_IDLE_US GPUSCHED_QUEUE GPUSCHED_QUEUE_US GS_START_AT \
 	GPUSCHED_QUEUE_ALONE_US GPUSCHED_QUEUE_LATENCY_US GPUSCHED_IDLE_WANTED_US \
 	GPUSCHED_LATENCY_PREDICT GPUSCHED_HOLD_BACK GPUSCHED_SPIN_US \
-	GPUSCHED_HANDOVER_US GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY
+	GPUSCHED_HANDOVER_US GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY \
+	GPUSCHED_LATENCY_LEAD_US
 export GPUSCHED_STATS=1
 # The tests check that two processes never have work on the GPU at once:
 # no early hand-over (55-lib-handover.t tests that on its own).
@@ -231,7 +232,7 @@ show() {	# show NAME...: outputs as diagnostics
 # KERNEL_US kernels with the VARs in its environment and, started with it,
 # a latency-class probe of 50 us kernels every PERIOD_US (both scaled by
 # the caller), each for $secs; outputs in $T/busy.* and $T/probe.*. What
-# both should see, export before.
+# both should see, export before; the probe's own VAR=VALUEs: $BP_PROBE.
 busy_and_probe() {
 	bp_kern=$1 bp_per=$2
 	shift 2
@@ -239,8 +240,9 @@ busy_and_probe() {
 	bp_at=$(start_at)
 	run_bg busy client GS_START_AT="$bp_at" "$@" \
 		"$GS_CLIENT" --seconds "$secs" --kernel-us "$bp_kern"
+	# shellcheck disable=SC2086
 	run_bg probe client GS_START_AT="$bp_at" GPUSCHED_CLASS=latency \
-		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
+		${BP_PROBE:-} "$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
 		--period-us "$bp_per"
 	wait_bg busy && wait_bg probe || not_ok "clients failed"
 }
