@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1448,6 +1449,12 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 	d->asked_for = due;
 	tol = gs_period_tol(d->self.period);
 	wait = d->self.period < GS_EARLY_WAIT_NS ? d->self.period : GS_EARLY_WAIT_NS;
+	/* Before asking: the status page says the token is ours before the
+	 * service's answer wakes us, and a launch in between must not take
+	 * the fast path past us (it waits on d->lock, and then is our
+	 * request).
+	 */
+	atomic_store(&d->early, true);
 	err = gpusched_acquire(g, (int64_t)wait);
 	if (!err || err == -EALREADY) {
 		at = gs_now_ns();
@@ -1456,7 +1463,6 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 		d->seen_launches = atomic_load(&d->launches);
 		d->seen_at = at;
 		d->early_until = (at > due ? at : due) + 2 * tol;
-		atomic_store(&d->early, true);
 		if (at + GS_YIELD_POLL_NS < *next)
 			*next = at + GS_YIELD_POLL_NS;
 		gs_debug("%s: asked for the token %llu us before our request, granted %lld us before it",
@@ -1470,6 +1476,8 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 		gs_log("token acquire on %s failed: %s; not asking early",
 		       d->name, strerror(-err));
 	}
+	if (!d->early_until)
+		atomic_store(&d->early, false);
 	pthread_mutex_unlock(&d->lock);
 	return true;
 }
@@ -1485,6 +1493,12 @@ static void *idle_thread(void *arg)
 		tick = 100000;
 	if (tick > 5000000)
 		tick = 5000000;
+	/* Asking ahead of a request by so many microseconds needs wake-ups
+	 * to the microsecond, not the default 50 us of slack.
+	 */
+	if (gs_config()->lead_ns &&
+	    gs_config()->sched_class == GPUSCHED_CLASS_LATENCY)
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	pthread_mutex_lock(&G.lock);
 	while (!G.bg_stop) {
 		bool busy = false;
