@@ -178,7 +178,7 @@ static void config_read(void)
 	 * before its next request is due, and keeps it for the request.
 	 */
 	cfg.lead_ns = 1000ull * (uint64_t)env_long("GPUSCHED_LATENCY_LEAD_US", 0,
-						    10000, 0,
+						    10000, 100,
 						    " (microseconds, 0 not to ask early)");
 
 	/* Under MPS the GPU runs contexts side by side: latency-class work
