@@ -317,9 +317,9 @@ struct gs_dev {
 	 * them). ask_early() asks for the token GPUSCHED_LATENCY_LEAD_US
 	 * before the next one is due (self_next; 0: no period), once per
 	 * request (asked_for), and keeps it idle for the request until
-	 * early_until (0: the token we hold was not asked early). early is
-	 * early_until != 0, for the gate's fast path, which it sends to the
-	 * slow path to note the request.
+	 * early_until (0: the token we hold was not asked early). early,
+	 * set while such an ask is under way or early_until is set, sends
+	 * the gate's fast path to the slow path, which notes the request.
 	 */
 	struct gs_period self;
 	uint64_t self_next, asked_for, early_until;
