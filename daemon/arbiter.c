@@ -151,6 +151,7 @@ static void status_sync(struct arb_client *c, uint64_t now)
 	st->nr_waiting = c->dev->pol.nr_waiting;
 	st->nr_clients = c->dev->pol.nr_clients;
 	st->nr_latency = c->dev->pol.nr_latency;
+	st->class_plus_one = pc->class + 1;
 	st->held_ns = gs_pol_held_now(pc, now);
 	st->overruns = pc->overruns;
 	st->yield_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0;

@@ -41,6 +41,7 @@ static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 	WRITE_ONCE(st->nr_waiting, gpu->pol.nr_waiting);
 	WRITE_ONCE(st->nr_clients, gpu->pol.nr_clients);
 	WRITE_ONCE(st->nr_latency, gpu->pol.nr_latency);
+	WRITE_ONCE(st->class_plus_one, pc->class + 1);
 	WRITE_ONCE(st->held_ns, gs_pol_held_now(pc, now));
 	WRITE_ONCE(st->overruns, pc->overruns);
 	WRITE_ONCE(st->yield_ns, flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0);
@@ -414,6 +415,9 @@ static int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 	lockdep_assert_held(&gpu->lock);
 	err = gs_pol_set_params_masked(&gpu->pol, &c->pol, p, priv, now, &fx);
 	gs_apply(gpu, &fx, now);
+	/* Its class is on its own page, whatever its state. */
+	if (!err)
+		gs_status_sync(gpu, c, now);
 	return err;
 }
 

@@ -166,13 +166,14 @@ static void config_read(void)
 	cfg.latency_predict = env_bool_def("GPUSCHED_LATENCY_PREDICT", true);
 	cfg.hold_back = env_bool_def("GPUSCHED_HOLD_BACK", true);
 	/* A latency-class client comes back at once when it needs the GPU:
-	 * it gives the token to a waiter as soon as its work is done.
+	 * it gives the token to a waiter as soon as its work is done. The
+	 * class may come from the daemon's rules, not the environment: -1
+	 * leaves the choice to when it is known (interpose.c).
 	 */
-	cfg.idle_wanted_ns = 1000ull * (uint64_t)env_long("GPUSCHED_IDLE_WANTED_US", 0,
-							   10000000,
-							   cfg.sched_class == GPUSCHED_CLASS_LATENCY ?
-							   100 : (long)(cfg.idle_ns / 1000),
-							   " (microseconds)");
+	cfg.idle_wanted_ns = (uint64_t)env_long("GPUSCHED_IDLE_WANTED_US", 0,
+						 10000000, -1, " (microseconds)");
+	if (cfg.idle_wanted_ns != (uint64_t)-1)
+		cfg.idle_wanted_ns *= 1000;
 
 	/* A periodic latency-class client asks for the token this long
 	 * before its next request is due, and keeps it for the request.

@@ -81,7 +81,8 @@ struct gs_config {
 	bool latency_predict;		/* follow a latency client's period */
 	bool hold_back;			/* hold a launch for its request */
 	uint64_t lead_ns;		/* latency class: ask this early */
-	uint64_t idle_wanted_ns;	/* idle time to release when waited for */
+	uint64_t idle_wanted_ns;	/* idle time to release when waited for;
+					 * -1: by class (idle_wanted()) */
 	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */
 	bool mps_below;			/* GPUSCHED_MPS, other classes: low MPS priority */
 	bool debug;

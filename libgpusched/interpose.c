@@ -500,6 +500,31 @@ static uint64_t grace_ns(struct gs_dev *d)
 }
 
 /*
+ * Is this process of the latency class on @g? As the service last set it
+ * (the daemon's rules may have), or, from a service that does not say, as
+ * it was started (GPUSCHED_CLASS).
+ */
+static bool is_latency(const struct gpusched *g)
+{
+	uint32_t c = g ? __atomic_load_n(&g->st->class_plus_one,
+					 __ATOMIC_RELAXED) : 0;
+
+	if (c)
+		return c - 1 == GPUSCHED_CLASS_LATENCY;
+	return gs_config()->sched_class == GPUSCHED_CLASS_LATENCY;
+}
+
+/* Idle time after which the token goes to a waiter (GPUSCHED_IDLE_WANTED_US). */
+static uint64_t idle_wanted(const struct gpusched *g)
+{
+	const struct gs_config *c = gs_config();
+
+	if (c->idle_wanted_ns != (uint64_t)-1)
+		return c->idle_wanted_ns;
+	return is_latency(g) ? 100000 : c->idle_ns;
+}
+
+/*
  * Do other clients share @d's token, and may one of them need the GPU at
  * once (latency class, not us)? From the status page, whose counts are
  * current while we hold the token (they are rewritten with every change
@@ -516,7 +541,7 @@ static enum gs_sharing dev_sharing(struct gs_dev *d)
 	if (__atomic_load_n(&g->st->nr_clients, __ATOMIC_RELAXED) <= 1)
 		return ALONE;
 	lat = __atomic_load_n(&g->st->nr_latency, __ATOMIC_RELAXED);
-	mine = gs_config()->sched_class == GPUSCHED_CLASS_LATENCY;
+	mine = is_latency(g);
 	return lat > mine ? SHARED_LATENCY : SHARED;
 }
 
@@ -1152,7 +1177,7 @@ static void yield_answered(const struct gpusched *g, uint64_t now)
  */
 static void self_note(struct gs_dev *d, uint64_t t)
 {
-	if (gs_config()->sched_class == GPUSCHED_CLASS_LATENCY)
+	if (is_latency(atomic_load(&d->g)))
 		d->self_next = gs_period_note(&d->self, t);
 }
 
@@ -1358,9 +1383,9 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 			}
 	}
 	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
-	soon = gs_config()->idle_wanted_ns < idle_ns;
+	soon = idle_wanted(g) < idle_ns;
 	if (dev_wanted(g, fl) && soon)
-		idle_ns = gs_config()->idle_wanted_ns;
+		idle_ns = idle_wanted(g);
 	if (!yield && now - d->seen_at < idle_ns) {
 		uint64_t at = d->seen_at + idle_ns;
 
@@ -1418,17 +1443,29 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
  */
 static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 {
+	static __thread bool slack_set;
 	const struct gs_config *c = gs_config();
 	uint64_t due, at, tol, wait;
 	struct gpusched *g;
 	uint32_t fl;
 	int err;
 
-	if (!c->lead_ns || c->sched_class != GPUSCHED_CLASS_LATENCY)
+	if (!c->lead_ns)
 		return false;
 	if (pthread_mutex_trylock(&d->lock))
 		return true;	/* a launch is asking: it gets the token */
 	g = atomic_load(&d->g);
+	if (!g || !is_latency(g)) {
+		pthread_mutex_unlock(&d->lock);
+		return false;
+	}
+	/* Asking ahead of a request by so many microseconds needs wake-ups
+	 * to the microsecond, not the default 50 us of slack.
+	 */
+	if (!slack_set) {
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+		slack_set = true;
+	}
 	due = d->self_next;
 	fl = g ? gs_status_flags(g) : 0;
 	/* Not while we hold it, nor before a revoked grant's leftovers are
@@ -1493,12 +1530,6 @@ static void *idle_thread(void *arg)
 		tick = 100000;
 	if (tick > 5000000)
 		tick = 5000000;
-	/* Asking ahead of a request by so many microseconds needs wake-ups
-	 * to the microsecond, not the default 50 us of slack.
-	 */
-	if (gs_config()->lead_ns &&
-	    gs_config()->sched_class == GPUSCHED_CLASS_LATENCY)
-		prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	pthread_mutex_lock(&G.lock);
 	while (!G.bg_stop) {
 		bool busy = false;

@@ -41,4 +41,31 @@ check "GPUSCHED_LATENCY_LEAD_US=0: never asked early (${asks:-?})" \
 	[ "${asks:-1}" = 0 ]
 check "the probe's median wait is shorter asking early: $p1 us against $p50 us" \
 	[ "${p1:-999999}" -lt "${p50:-0}" ]
+
+# The latency class from outside (the daemon's rules; here gpuschedctl),
+# not the environment: the library reads it from its status page.
+if [ -n "$GS_CTL" ]; then
+	rm -f "$GS_DOUBLE_SHM"
+	at=$(start_at)
+	run_bg busy client GS_START_AT="$at" "$GS_CLIENT" --seconds "$secs" \
+		--kernel-us "$kern"
+	run_bg probe client GS_START_AT="$at" GPUSCHED_LATENCY_LEAD_US="$lead" \
+		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
+		--period-us "$period"
+	pid=$(cat "$T/probe.pid")
+	i=0
+	until "$GS_CTL" set client "$pid" class=latency >"$T/ctl.out" 2>&1 ||
+		[ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait_bg busy && wait_bg probe || not_ok "clients failed"
+	asks=$(value early_asks "$T/probe.err")
+	p=$(value latency_period_us "$T/busy.err")
+	echo "# class set by gpuschedctl: $(cat "$T/ctl.out"); probe asked early $asks times; busy learnt ${p:-no} period"
+	check "a class set from outside: the probe asked early ($asks) and the busy client learnt its period (${p:-no} us)" \
+		eval '[ "${asks:-0}" -gt 0 ] && within "${p:-0}" "$period" $((period / 10))'
+else
+	skip "gpuschedctl not built"
+fi
 done_testing

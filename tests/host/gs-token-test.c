@@ -300,7 +300,17 @@ int main(void)
 		EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_LATENCY, GPUSCHED_KEEP), 0);
 		ok(g->st->nr_latency == 2, "and 2 once the other joins the class (%u)",
 		   g->st->nr_latency);
+		/* Each page says its own class (plus one), at once, waiting
+		 * or not: a library learns a class set by the daemon there.
+		 */
+		ok(g->st->class_plus_one == GPUSCHED_LATENCY + 1 &&
+		   g2->st->class_plus_one == GPUSCHED_LATENCY + 1,
+		   "both pages say latency class (%u, %u)",
+		   g->st->class_plus_one, g2->st->class_plus_one);
 		EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_NORMAL, GPUSCHED_KEEP), 0);
+		ok(g2->st->class_plus_one == GPUSCHED_NORMAL + 1,
+		   "the other's page says normal once it lowered itself (%u)",
+		   g2->st->class_plus_one);
 		EXPECT(gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_BATCH, GPUSCHED_KEEP), 0);
 		ok(g->st->nr_latency == 0, "and 0 once both left it (%u)", g->st->nr_latency);
 		EXPECT(gpusched_release(g), 0);

@@ -47,6 +47,9 @@ GS_TOKEN_TEST=${GS_TOKEN_TEST:-$(find_file "$t_root/build/tests/host/gs-token-te
 	/usr/lib/gpusched/gs-token-test)} || GS_TOKEN_TEST=
 GS_RUN=${GS_RUN:-$(find_file "$t_root/build/daemon/gpusched-run" \
 	/usr/lib/gpusched/gpusched-run)} || GS_RUN=
+# gpuschedctl: the module's when loaded, else the arbiter at $GPUSCHED_ARBITER.
+GS_CTL=${GS_CTL:-$(find_file "$t_root/build/daemon/gpuschedctl" \
+	/usr/bin/gpuschedctl)} || GS_CTL=
 
 if [ -n "${GS_TEST_BACKEND:-}" ]; then
 	BACKEND=$GS_TEST_BACKEND

@@ -240,7 +240,13 @@ struct gpusched_status {
 	 * 0 from modules older than this field (it was reserved).
 	 */
 	__u32 nr_latency;
-	__u32 reserved32;
+	/*
+	 * This client's class (enum gpusched_class) plus one, as it or an
+	 * administrator (the policy daemon's rules) last set it; 0 from
+	 * modules older than this field (it was reserved). A library learns
+	 * from it a class it was not started with.
+	 */
+	__u32 class_plus_one;
 	/*
 	 * CLOCK_MONOTONIC time at which this holder was asked to yield,
 	 * while YIELD is set; 0 otherwise, and from modules older than this
