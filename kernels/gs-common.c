@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -508,10 +509,21 @@ static void write_latencies(const char *trace, const double *lat, size_t n)
 	free(path);
 }
 
+/* CPU time of the whole process (every thread, the library's too), in s. */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 int gs_main(struct gs_backend *b, struct gs_opts *o)
 {
 	const char *cal_src = "option";
-	double t0, t1, tend, late, *lat = NULL, next, now, sub;
+	double t0, t1, tend, late, *lat = NULL, next, now, sub, c0, c1;
 	double t_start = gs_now_us(), t_init, t_ready;
 	size_t nlat = 0, cap = 0;
 	long kernels = 0, missed = 0;
@@ -564,6 +576,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	late = barrier(o);
 	b->trace_on = 1;
 	t0 = gs_now_us();
+	c0 = cpu_s();
 	tend = t0 + o->seconds * 1e6;
 
 	if (o->period_us <= 0) {
@@ -613,6 +626,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 		}
 	}
 	t1 = gs_now_us();
+	c1 = cpu_s();
 	b->trace_on = 0;
 	if (o->trace) {
 		write_trace(b, o->trace);
@@ -626,11 +640,11 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	       "\"period_us\":%g,\"seconds\":%g,\"init_ms\":%.1f,"
 	       "\"ready_ms\":%.1f,\"start_late_us\":%.1f,"
 	       "\"kernels\":%ld,\"solo_us\":%g,\"wall_s\":%.6f,"
-	       "\"share\":%.4f,\"traced\":%u",
+	       "\"share\":%.4f,\"traced\":%u,\"cpu_s\":%.4f",
 	       o->period_us > 0 ? "periodic" : "busy", o->kernel_us, iters,
 	       o->iters_per_us, cal_src, depth, o->period_us, o->seconds,
 	       (t_init - t_start) / 1e3, (t_ready - t_start) / 1e3, late, kernels, o->kernel_us, (t1 - t0) / 1e6,
-	       kernels * o->kernel_us / (t1 - t0), b->ntraced);
+	       kernels * o->kernel_us / (t1 - t0), b->ntraced, c1 - c0);
 	if (o->period_us > 0) {
 		double sum = 0;
 		size_t i;

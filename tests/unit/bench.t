@@ -64,6 +64,9 @@ h=$(get "r[0]['summary']['default']['handoffs_per_s']")
 check "pair: 100 hand-offs a second ($h)" close "$h" 100 2
 p50=$(get "r[0]['summary']['default']['handoff_p50_us']")
 check "pair: hand-off gap 100 us ($p50)" close "$p50" 100 0.5
+c1=$(get "r[0]['summary']['default']['cpu'][1]")
+check "pair: CPU time in cores, from the client's own count ($c1)" close "$c1" 0.25 0.001
+check "and the table has a row for it" grep -q '^cpu 1, cores  *0.25  ' "$T/log"
 svc=$(get "r[0]['runs']['gpusched']['service']")
 check "gpusched mode ran with the arbiter ($svc)" [ "$svc" = arbiter ]
 check "the arbiter started and stopped" sh -c "grep -q 'listening on' '$T/out/bench.log' && grep -q 'exiting' '$T/out/bench.log'"
