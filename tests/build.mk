@@ -54,7 +54,8 @@ check:
 	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
 		{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 	$(Q)$(VM_ENV) tests/tools/prove-count $(PROVE_FLAGS) \
-		$$(ls tests/unit/*.t tests/host/*.t 2>/dev/null) $(VM_T)
+		$$(ls tests/unit/*.t tests/host/*.t 2>/dev/null) $(VM_T) \
+		tests/demo/demo.t
 
 # The VM tests alone.
 vm-check: vm-tests

@@ -13,6 +13,9 @@ $(DEMO_DIR)/bin/token-demo: tests/demo/token-demo.c kmod/uapi/linux/gpusched.h
 	$(Q)$(CC) $(USER_CFLAGS) -static -o $@ $<
 	$(Q)echo "-s 4 -t 2000 100 200 400" >$(@D)/token-demo.args
 
+# make check runs the demo too (tests/demo/demo.t).
+CHECK_TARGETS += $(DEMO_DIR)/bin/token-demo
+
 .PHONY: demo
 demo:
 	$(Q)tests/tools/install-deps.sh

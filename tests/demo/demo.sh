@@ -17,7 +17,9 @@ echo "No GPU here: booting Debian's 6.1 kernel under QEMU with gpusched.ko;"
 echo "three busy clients with weights 1:2:4 share one token for 4 s."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! VM_TESTS=build/demo/bin VM_EXTRA= tests/vm/run.sh 6.1 >"$log" 2>&1; then
+if ! VM_TESTS=build/demo/bin/token-demo \
+	VM_EXTRA=build/demo/bin/token-demo.args:/tests/token-demo.args \
+	tests/vm/run.sh 6.1 >"$log" 2>&1; then
 	cat "$log"
 	echo "demo: the VM run failed (log above)" >&2
 	exit 1

@@ -98,7 +98,7 @@ flock 9
 echo "# kernel $KVER, artefacts in build/vm-$KVER"
 
 for t in $VM_TESTS; do
-	if [ ! -x "$t" ]; then
+	if [ ! -f "$t" ] || [ ! -x "$t" ]; then
 		echo "Bail out! no test program $t: run make vm-tests"
 		exit 1
 	fi
