@@ -1009,10 +1009,10 @@ static void throttle(struct gs_ctx *cs)
  * bound would keep the request waiting for all of it. The wait ends when we
  * are asked to yield (the gate then gives the token away, and our kernel
  * follows the client's) or when the request is overdue (lat_due()). It
- * polls the status page from GPUSCHED_SPIN_US
- * before the request on, as wait_dry() does: the request should not wait
- * for our wake-up either. The GPU may idle meanwhile: the latency class
- * asked for that. Called without cs->lock.
+ * polls the status page from GPUSCHED_SPIN_US before the request on, as
+ * wait_dry() does: the request should not wait for our wake-up either.
+ * The GPU may idle meanwhile: the latency class asked for that. Called
+ * without cs->lock.
  */
 static void hold_back(struct gs_ctx *cs)
 {
@@ -1326,7 +1326,7 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		       uint64_t *next)
 {
 	struct gpusched *g;
-	uint64_t n;
+	uint64_t n, wanted_ns;
 	uint32_t fl;
 	bool yield, soon;
 
@@ -1383,9 +1383,10 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 			}
 	}
 	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
-	soon = idle_wanted(g) < idle_ns;
+	wanted_ns = idle_wanted(g);
+	soon = wanted_ns < idle_ns;
 	if (dev_wanted(g, fl) && soon)
-		idle_ns = idle_wanted(g);
+		idle_ns = wanted_ns;
 	if (!yield && now - d->seen_at < idle_ns) {
 		uint64_t at = d->seen_at + idle_ns;
 
@@ -1467,11 +1468,11 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 		slack_set = true;
 	}
 	due = d->self_next;
-	fl = g ? gs_status_flags(g) : 0;
+	fl = gs_status_flags(g);
 	/* Not while we hold it, nor before a revoked grant's leftovers are
 	 * done (the gate drains them), nor when nobody else would hold it.
 	 */
-	if (!g || !due || due == d->asked_for || due <= now ||
+	if (!due || due == d->asked_for || due <= now ||
 	    (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED)) ||
 	    dev_sharing(d) == ALONE) {
 		pthread_mutex_unlock(&d->lock);
