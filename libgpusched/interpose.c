@@ -248,6 +248,8 @@ static void times_print(const char *what, struct gs_times *t)
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
+/* Left running at a hand-over to a latency-class client (handover_left()). */
+#define GS_LAT_HANDOVER_NS 100000ull
 
 struct gs_dev;
 
@@ -317,13 +319,16 @@ struct gs_dev {
 	 * them). ask_early() asks for the token GPUSCHED_LATENCY_LEAD_US
 	 * before the next one is due (self_next; 0: no period), once per
 	 * request (asked_for), and keeps it idle for the request until
-	 * early_until (0: the token we hold was not asked early). early,
-	 * set while such an ask is under way or early_until is set, sends
-	 * the gate's fast path to the slow path, which notes the request.
+	 * early_until (0: the token we hold was not asked early). early is
+	 * set while such an ask is under way or early_until is set: a launch
+	 * then waits for the status page to say the token is ours, not for
+	 * d->lock, and once it is, records when it came in early_req (the
+	 * first only) for ask_early() or idle_check() to note (early_done()).
 	 */
 	struct gs_period self;
 	uint64_t self_next, asked_for, early_until;
 	atomic_bool early;
+	atomic_ullong early_req;
 };
 
 static struct {
@@ -801,6 +806,22 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 }
 
 /*
+ * How much of our work may be left running when we give the token away
+ * (GPUSCHED_HANDOVER_US): enough to hide the token's way behind it. A
+ * latency-class client's request waits for all of it, holding the token
+ * meanwhile: to one, no more than GS_LAT_HANDOVER_NS (the token's way on
+ * the H200; Documentation/benchmarks.md has what 600 us did there).
+ */
+static uint64_t handover_left(struct gs_dev *d)
+{
+	uint64_t ns = gs_config()->handover_ns;
+
+	if (dev_sharing(d) == SHARED_LATENCY && ns > GS_LAT_HANDOVER_NS)
+		ns = GS_LAT_HANDOVER_NS;
+	return ns;
+}
+
+/*
  * Stop this process's launches on @d and wait for its work to finish, or,
  * @early, for all but GPUSCHED_HANDOVER_US of it (ctx_drain_to()). Called
  * with d->lock held; the caller clears d->draining once the token is
@@ -808,7 +829,7 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
  */
 static void drain_locked(struct gs_dev *d, bool early)
 {
-	uint64_t left_ns = early ? gs_config()->handover_ns : 0;
+	uint64_t left_ns = early ? handover_left(d) : 0;
 	unsigned int spins = 0;
 
 	atomic_store(&d->draining, true);
@@ -895,6 +916,27 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 }
 
 /*
+ * When a latency-class client's next request is due on @d (lat_next), if
+ * from GPUSCHED_SPIN_US before it until lat_due() (*@until) a wait for our
+ * kernels should poll the status page, so that its yield is answered at
+ * once and not after the kernel we wait for (or a late wake-up: 60-70 us
+ * on the H200). 0: no such request to look out for.
+ */
+static uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t next = atomic_load_explicit(&d->lat_next, memory_order_relaxed);
+
+	if (!next || !c->spin_ns || !c->handover_ns ||
+	    dev_sharing(d) != SHARED_LATENCY)
+		return 0;
+	*until = lat_due(d, next);
+	if (now >= *until)
+		return 0;
+	return next > c->spin_ns ? next - c->spin_ns : 1;
+}
+
+/*
  * Wait for @ev, recorded after @cs's newest launch: when it completes, the
  * GPU has none of our work left. A blocking wait wakes 100 us or more after
  * that, the GPU idle all along, and a yield asked meanwhile waits for it
@@ -914,20 +956,60 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
+	uint64_t wake = end - c->spin_ns, due, from;
 	bool first = true;
 
-	if (end > now + c->spin_ns)
-		sleep_until(end - c->spin_ns);
+	/* A latency client's request due first: be up for its yield. */
+	from = lat_watch(cs->d, now, &due);
+	if (from && from < wake)
+		wake = from;
+	if (end > now + c->spin_ns && wake > now)
+		sleep_until(wake);
 	for (;; first = false) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return first ? DRY_LATE : DRY_SEEN;
 		now = gs_now_ns();
-		if (c->handover_ns && end <= now + c->handover_ns &&
+		if (c->handover_ns && end <= now + handover_left(cs->d) &&
 		    YIELD_ASKED(dev_flags(cs->d)))
 			return DRY_YIELD;
 		if (now > until)
 			break;
 		sched_yield();
+	}
+	real.cuEventSynchronize(ev);
+	return DRY_SEEN;
+}
+
+/*
+ * Wait for @ev, recorded after some but not all of our queued launches.
+ * Blocking, unless a latency client's request is due within the wait
+ * (lat_watch()): then look at the event and the status page every
+ * GS_YIELD_POLL_NS until near the request, and without sleeping from then
+ * until it is overdue. Returns DRY_YIELD when asked to yield (the gate
+ * then gives the token away early), DRY_SEEN when seen completing by a
+ * look that did not follow a sleep, else DRY_LATE (no time sample).
+ */
+static int wait_ev(struct gs_ctx *cs, CUevent ev)
+{
+	struct gs_dev *d = cs->d;
+	uint64_t now = gs_now_ns(), until = 0, from;
+	bool slept = false;
+
+	from = real.cuEventQuery ? lat_watch(d, now, &until) : 0;
+	while (from) {
+		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+			return slept ? DRY_LATE : DRY_SEEN;
+		if (YIELD_ASKED(dev_flags(d)))
+			return DRY_YIELD;
+		now = gs_now_ns();
+		if (now >= until)
+			break;
+		slept = now < from;
+		if (slept)
+			sleep_until(now + GS_YIELD_POLL_NS < from ?
+				    now + GS_YIELD_POLL_NS : from);
+		else
+			sched_yield();
 	}
 	real.cuEventSynchronize(ev);
 	return DRY_SEEN;
@@ -960,7 +1042,8 @@ static void throttle(struct gs_ctx *cs)
 			dry = wait_dry(cs, ev, end, est);
 			waited = dry == DRY_SEEN;
 		} else if (waited) {
-			real.cuEventSynchronize(ev);
+			dry = wait_ev(cs, ev);
+			waited = dry == DRY_SEEN;
 		}
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
@@ -1051,6 +1134,10 @@ static void hold_back(struct gs_ctx *cs)
 		sched_yield();
 	pthread_mutex_lock(&cs->lock);
 	cs->throttled--;
+	/* The GPU may have run out of our work meanwhile: the next pop is
+	 * no sample of our launches' length.
+	 */
+	cs->last_pop_ns = 0;
 	pthread_mutex_unlock(&cs->lock);
 }
 
@@ -1183,10 +1270,15 @@ static void self_note(struct gs_dev *d, uint64_t t)
 
 /*
  * The token asked for early is used by our request at @t, or (@t 0) given
- * up for. Caller holds d->lock.
+ * up for; a request that took the fast path meanwhile said when it came
+ * (early_req). Caller holds d->lock.
  */
 static void early_done(struct gs_dev *d, uint64_t t)
 {
+	uint64_t req = atomic_exchange(&d->early_req, 0);
+
+	if (req)
+		t = req;
 	if (t) {
 		self_note(d, t);
 		STAT_INC(early_hits);
@@ -1297,19 +1389,42 @@ static int gate_enter(struct gs_dev *d)
 {
 	uint64_t t = 0;
 
-	for (;;) {
+	for (bool spun = false;;) {
 		struct gpusched *g;
 		int ret;
 
 		atomic_fetch_add(&d->launching, 1);
 		g = atomic_load(&d->g);
 		if (g && !atomic_load(&d->draining) &&
-		    HELD_ONLY(gs_status_flags(g)) &&
-		    !atomic_load_explicit(&d->early, memory_order_relaxed))
+		    HELD_ONLY(gs_status_flags(g))) {
+			/* Asked for early for this request: say when it came. */
+			if (atomic_load_explicit(&d->early, memory_order_relaxed)) {
+				uint64_t none = 0;
+
+				if (!t)
+					t = gs_now_ns();
+				atomic_compare_exchange_strong(&d->early_req,
+							       &none, t);
+			}
 			return GATE_HELD;
+		}
 		atomic_fetch_sub(&d->launching, 1);
 		if (!t)
 			t = gs_now_ns();
+		/*
+		 * The idle thread is asking for the token for this request,
+		 * holding d->lock until the service's answer wakes it. The
+		 * status page says the token is ours first: watch it rather
+		 * than wait for two wake-ups (the H200 had this request wait
+		 * 140-430 us after the grant). ask_early() waits no longer
+		 * than a period, and early is then cleared.
+		 */
+		if (!spun && atomic_load(&d->early)) {
+			while (atomic_load(&d->early) && !HELD_ONLY(dev_flags(d)))
+				sched_yield();
+			spun = true;
+			continue;
+		}
 		ret = gate_slow(d, t);
 		if (ret != GATE_RETRY)
 			return ret;
@@ -1485,6 +1600,7 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 		return true;
 	}
 	d->asked_for = due;
+	atomic_store(&d->early_req, 0);
 	tol = gs_period_tol(d->self.period);
 	wait = d->self.period < GS_EARLY_WAIT_NS ? d->self.period : GS_EARLY_WAIT_NS;
 	/* Before asking: the status page says the token is ours before the
@@ -1503,6 +1619,9 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 		d->early_until = (at > due ? at : due) + 2 * tol;
 		if (at + GS_YIELD_POLL_NS < *next)
 			*next = at + GS_YIELD_POLL_NS;
+		/* The request saw the token ours before we did, and went. */
+		if (atomic_load(&d->early_req))
+			early_done(d, 0);
 		gs_debug("%s: asked for the token %llu us before our request, granted %lld us before it",
 			 d->name, (unsigned long long)((due - now) / 1000),
 			 ((long long)due - (long long)at) / 1000);
@@ -1700,6 +1819,7 @@ static void fork_child(void)
 		d->asked_for = 0;
 		d->early_until = 0;
 		atomic_store(&d->early, false);
+		atomic_store(&d->early_req, 0);
 	}
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
 		pthread_mutex_init(&cs->lock, NULL);
