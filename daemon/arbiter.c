@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -107,6 +108,7 @@ static struct {
 	dev_t sock_dev;
 	ino_t sock_ino;
 	bool accept_paused;		/* out of descriptors or memory */
+	uint64_t poll_until;		/* --poll-us: poll, not sleep, until */
 	uint64_t accept_warned_ns;	/* when we last said so */
 	uint64_t next_id;		/* of the next client to attach */
 	struct gs_metrics *metrics;
@@ -1483,6 +1485,26 @@ static void raise_nofile(void)
 		logmsg("cannot raise the descriptor limit: %s", strerror(errno));
 }
 
+/*
+ * --rt-priority: every hand-over passes through this process (the holder's
+ * release, then the grant to the next), and a wake-up of it can wait for
+ * another task's time on the CPU (up to 3.5 ms on the H200's host:
+ * Documentation/benchmarks.md). At a real-time priority it runs at once.
+ * It sleeps between requests (unless --poll-us), so it takes no CPU time
+ * from others; children, if any, start at the normal policy.
+ */
+static int set_rt(unsigned int prio)
+{
+	struct sched_param sp = { .sched_priority = (int)prio };
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
+		logmsg("--rt-priority %u: %s%s", prio, strerror(errno),
+		       errno == EPERM ? " (needs CAP_SYS_NICE)" : "");
+		return -1;
+	}
+	return 0;
+}
+
 int arbiter_run(const struct arb_options *o)
 {
 	struct epoll_event evs[64];
@@ -1514,6 +1536,8 @@ int arbiter_run(const struct arb_options *o)
 	}
 	if (policy_load(false))
 		goto out;
+	if (o->rt_priority && set_rt(o->rt_priority))
+		goto out;
 	if (listen_socket(o->socket_path))
 		goto out;
 	if (add_fd(A.lfd, &A.lfd) || add_fd(A.sfd, &A.sfd) || add_fd(A.tfd, &A.tfd)) {
@@ -1540,8 +1564,18 @@ int arbiter_run(const struct arb_options *o)
 	       (unsigned long long)(o->params.grace_ns / 1000));
 
 	while (!stop) {
-		/* Paused: try again in a second (ENFILE is system-wide). */
-		int n = epoll_wait(A.epfd, evs, 64, A.accept_paused ? 1000 : -1);
+		/* --poll-us: soon after a request, look without sleeping
+		 * (the next of a hand-over then needs no wake-up). Paused:
+		 * try again in a second (ENFILE is system-wide).
+		 */
+		bool polling = o->poll_ns && now_ns() < A.poll_until;
+		int n = epoll_wait(A.epfd, evs, 64, polling ? 0 :
+				   A.accept_paused ? 1000 : -1);
+
+		if (n > 0 && o->poll_ns)
+			A.poll_until = now_ns() + o->poll_ns;
+		if (n == 0 && polling)
+			continue;
 
 		if (n == 0 && A.accept_paused)
 			accept_pause(false);

@@ -4,6 +4,7 @@
 #define GSD_ARBITER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include "policy.h"
 
 struct arb_options {
@@ -13,6 +14,8 @@ struct arb_options {
 	const char *metrics_addr;	/* serve Prometheus metrics here */
 	struct gs_pol_params params;
 	unsigned int max_gpus;
+	unsigned int rt_priority;	/* SCHED_FIFO priority; 0: not real-time */
+	uint64_t poll_ns;		/* poll this long after a request */
 	bool verbose;
 };
 

@@ -43,6 +43,12 @@ static void usage(FILE *f)
 "  --window-us N          burst allowed by caps and the latency budget\n"
 "  --latency-pct N        token time the latency class may take first (0-90)\n"
 "  --max-gpus N           tokens to create at most (default 16)\n"
+"  --rt-priority N        run at SCHED_FIFO priority N (1-99; default 0: do\n"
+"                         not): hand-overs then wait for no other task's\n"
+"                         time on the CPU (needs CAP_SYS_NICE)\n"
+"  --poll-us N            after a request, poll for the next for N us (at\n"
+"                         most 1 s) rather than sleep: no wake-up on the\n"
+"                         hand-over's path, for a CPU kept busy meanwhile\n"
 "  -v, --verbose          log every attach and detach\n"
 "  -h, --help             show this help\n"
 "\n"
@@ -86,7 +92,7 @@ static const char *opt_name(const struct option *opts, int val)
 int main(int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_SLICE, O_GRACE, O_MINGRANT, O_STARVE,
-	       O_WINDOW, O_LATENCY, O_MAXGPUS };
+	       O_WINDOW, O_LATENCY, O_MAXGPUS, O_RTPRIO, O_POLL };
 	static const struct option opts[] = {
 		{ "arbiter", no_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, 'c' },
@@ -99,6 +105,8 @@ int main(int argc, char **argv)
 		{ "window-us", required_argument, NULL, O_WINDOW },
 		{ "latency-pct", required_argument, NULL, O_LATENCY },
 		{ "max-gpus", required_argument, NULL, O_MAXGPUS },
+		{ "rt-priority", required_argument, NULL, O_RTPRIO },
+		{ "poll-us", required_argument, NULL, O_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -159,6 +167,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.max_gpus = (unsigned int)v;
+			break;
+		case O_POLL:
+			if (parse_u64("--poll-us", optarg, 1000000, &v))
+				return 2;
+			o.poll_ns = v * 1000;
+			break;
+		case O_RTPRIO:
+			if (parse_u64("--rt-priority", optarg, 99, &v))
+				return 2;
+			o.rt_priority = (unsigned int)v;
 			break;
 		case 'v':
 			o.verbose = true;

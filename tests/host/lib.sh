@@ -106,9 +106,10 @@ client() {
 }
 
 # The token service, with a time slice and grace (microseconds). The
-# arbiter is started afresh; the module's token is set through sysfs
-# (a token exists once a client attached, and keeps its knobs until the
-# module is unloaded, so every test sets them).
+# arbiter is started afresh, with the options in $GS_ARB_ARGS too; the
+# module's token is set through sysfs (a token exists once a client
+# attached, and keeps its knobs until the module is unloaded, so every
+# test sets them).
 service() {
 	slice=$1
 	grace=$2
@@ -117,8 +118,10 @@ service() {
 		# Ready when it says so (a stale socket file may be there
 		# before it is); the log is appended across restarts.
 		before=$(grep -c 'listening on' "$T/arbiter.log" 2>/dev/null)
+		# shellcheck disable=SC2086 # options, word by word
 		"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" \
-			--timeslice-us "$slice" --grace-us "$grace" 2>>"$T/arbiter.log" &
+			--timeslice-us "$slice" --grace-us "$grace" ${GS_ARB_ARGS:-} \
+			2>>"$T/arbiter.log" &
 		ARB_PID=$!
 		i=0
 		while [ "$(grep -c 'listening on' "$T/arbiter.log")" = "${before:-0}" ] &&
