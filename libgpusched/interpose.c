@@ -981,21 +981,26 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 }
 
 /*
- * Wait for @ev, recorded after some but not all of our queued launches.
- * Blocking, unless a latency client's request is due within the wait
- * (lat_watch()): then look at the event and the status page every
- * GS_YIELD_POLL_NS until near the request, and without sleeping from then
- * until it is overdue. Returns DRY_YIELD when asked to yield (the gate
- * then gives the token away early), DRY_SEEN when seen completing by a
- * look that did not follow a sleep, else DRY_LATE (no time sample).
+ * Wait for @ev, recorded after some but not all of our queued launches,
+ * which should complete within @ahead_ns (0: not measured yet). Blocking,
+ * unless a latency client's request is due within that time (lat_watch()):
+ * then look at the event and the status page every GS_YIELD_POLL_NS until
+ * near the request, and without sleeping from then until it is overdue.
+ * Returns DRY_YIELD when asked to yield (the gate then gives the token
+ * away early), DRY_SEEN when seen completing by a look that did not follow
+ * a sleep, else DRY_LATE (no time sample: so the waits that end before the
+ * request block, and the launch length is measured as before).
  */
-static int wait_ev(struct gs_ctx *cs, CUevent ev)
+static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t ahead_ns)
 {
 	struct gs_dev *d = cs->d;
-	uint64_t now = gs_now_ns(), until = 0, from;
+	uint64_t now = gs_now_ns(), until = 0, from = 0;
 	bool slept = false;
 
-	from = real.cuEventQuery ? lat_watch(d, now, &until) : 0;
+	if (real.cuEventQuery && ahead_ns)
+		from = lat_watch(d, now, &until);
+	if (from > now + ahead_ns)
+		from = 0;
 	while (from) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return slept ? DRY_LATE : DRY_SEEN;
@@ -1023,6 +1028,8 @@ static void throttle(struct gs_ctx *cs)
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
 		uint64_t now, end = 0, est = cs->est_ns;
+		/* The most the wait can last, at the measured length. */
+		uint64_t ahead = (mark - cs->done) * est;
 		int dry = DRY_SEEN;
 		bool waited;
 
@@ -1042,7 +1049,7 @@ static void throttle(struct gs_ctx *cs)
 			dry = wait_dry(cs, ev, end, est);
 			waited = dry == DRY_SEEN;
 		} else if (waited) {
-			dry = wait_ev(cs, ev);
+			dry = wait_ev(cs, ev, ahead);
 			waited = dry == DRY_SEEN;
 		}
 		now = gs_now_ns();
@@ -1770,6 +1777,11 @@ static void at_exit(void)
 		 */
 		if (pthread_mutex_trylock(&d->lock))
 			continue;
+		/* Nobody clears it now the idle thread is gone: a launch of
+		 * another thread must not wait for a token asked for early.
+		 */
+		d->early_until = 0;
+		atomic_store(&d->early, false);
 		g = atomic_load(&d->g);
 		if (g && (gs_status_flags(g) & GPUSCHED_ST_HOLDING)) {
 			drain_locked(d, false);
