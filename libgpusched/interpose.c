@@ -916,11 +916,11 @@ static uint64_t queue_limit(const struct gs_ctx *cs)
 }
 
 /*
- * When a latency-class client's next request is due on @d (lat_next), if
- * from GPUSCHED_SPIN_US before it until lat_due() (*@until) a wait for our
- * kernels should poll the status page, so that its yield is answered at
- * once and not after the kernel we wait for (or a late wake-up: 60-70 us
- * on the H200). 0: no such request to look out for.
+ * Beside a latency-class client whose next request on @d is predicted
+ * (lat_next): from when a wait for our kernels should poll the status page,
+ * GPUSCHED_SPIN_US before that request, so that its yield is answered at
+ * once rather than after the kernel we wait for (or a late wake-up: 60-70
+ * us on the H200); until when, in *@until (lat_due()). 0: no such request.
  */
 static uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
 {
