@@ -69,21 +69,12 @@ check "polling: once they stop, it sleeps ($idle s of CPU in 1 s)" \
 stop_arbiter
 show poll-a poll-b
 
-# --rt-priority: where this process may take SCHED_FIFO, so may the
-# arbiter; elsewhere it must refuse to start, saying why.
-rm -f "$GS_DOUBLE_SHM"
-if command -v chrt >/dev/null && chrt -f 1 true 2>/dev/null; then
-	GS_ARB_ARGS="--rt-priority 3" service "$(us 2000)" 500000
-	pol=$(chrt -p "$ARB_PID" 2>&1 | tr '\n' ' ')
-	check "--rt-priority 3: the arbiter runs SCHED_FIFO at 3 ($pol)" \
-		sh -c 'echo "$1" | grep -q SCHED_FIFO && echo "$1" | grep -q "priority: 3"' sh "$pol"
-	run_bg rt client "$GS_CLIENT" --seconds 0.3 --kernel-us "$(us 200)"
-	check "--rt-priority 3: a client is served" wait_bg rt
-	check "--rt-priority 3: it was granted the token" grep -q ' acquires=[1-9]' "$T/rt.err"
-	stop_arbiter
-	show rt
-else
-	"$GS_DAEMON" --arbiter --socket "$T/rt.sock" --rt-priority 3 >"$T/rt.log" 2>&1 &
+# rt_refused ARGS...: the arbiter with --rt-priority 3, started by ARGS
+# (a command prefix) where that is not allowed, must exit with status 1,
+# say why, and not listen.
+rt_refused() {
+	rm -f "$T/rt.sock"
+	"$@" "$GS_DAEMON" --arbiter --socket "$T/rt.sock" --rt-priority 3 >"$T/rt.log" 2>&1 &
 	pid=$!
 	i=0
 	while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
@@ -98,5 +89,30 @@ else
 	check "and says why" grep -q 'needs CAP_SYS_NICE' "$T/rt.log"
 	check "and does not listen" [ ! -e "$T/rt.sock" ]
 	diag "$T/rt.log"
+}
+
+# --rt-priority: where this process may take SCHED_FIFO, so may the
+# arbiter; elsewhere it must refuse to start, saying why.
+rm -f "$GS_DOUBLE_SHM"
+if command -v chrt >/dev/null && chrt -f 1 true 2>/dev/null; then
+	GS_ARB_ARGS="--rt-priority 3" service "$(us 2000)" 500000
+	pol=$(chrt -p "$ARB_PID" 2>&1 | tr '\n' ' ')
+	check "--rt-priority 3: the arbiter runs SCHED_FIFO at 3 ($pol)" \
+		sh -c 'echo "$1" | grep -q SCHED_FIFO && echo "$1" | grep -q "priority: 3"' sh "$pol"
+	run_bg rt client "$GS_CLIENT" --seconds 0.3 --kernel-us "$(us 200)"
+	check "--rt-priority 3: a client is served" wait_bg rt
+	check "--rt-priority 3: it was granted the token" grep -q ' acquires=[1-9]' "$T/rt.err"
+	stop_arbiter
+	show rt
+	# The refusal too, without the capability (and no real-time limit).
+	if command -v setpriv >/dev/null &&
+		setpriv --bounding-set -sys_nice --inh-caps -sys_nice true 2>/dev/null; then
+		rt_refused prlimit --rtprio=0 setpriv --bounding-set -sys_nice \
+			--inh-caps -sys_nice
+	else
+		skip "the refusal: cannot drop CAP_SYS_NICE here (no setpriv)"
+	fi
+else
+	rt_refused env
 fi
 done_testing
