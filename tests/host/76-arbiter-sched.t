@@ -19,21 +19,16 @@ for bad in "--poll-us x" "--poll-us 1000001" "--poll-us -1" \
 	check "and says which option (${bad%% *})" grep -q -- "${bad%% *}" "$T/bad.out"
 done
 
-ticks() {	# user + system ticks of the arbiter
-	awk '{ print $14 + $15 }' "/proc/$ARB_PID/stat"
-}
-hz=$(getconf CLK_TCK)
-
 # two_clients NAME: two clients share the token for 1.5 s; the arbiter's
 # CPU time in the middle 0.5 s goes to $T/NAME.cpu.
 two_clients() {
 	run_bg "$1-a" client "$GS_CLIENT" --seconds 1.5 --kernel-us "$(us 200)"
 	run_bg "$1-b" client "$GS_CLIENT" --seconds 1.5 --kernel-us "$(us 300)"
 	sleep 0.7
-	c0=$(ticks)
+	c0=$(arb_ticks)
 	sleep 0.5
-	c1=$(ticks)
-	awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }' >"$T/$1.cpu"
+	c1=$(arb_ticks)
+	ticks_s "$c0" "$c1" >"$T/$1.cpu"
 	rc=0
 	for n in "$1-a" "$1-b"; do wait_bg "$n" || rc=1; done
 	return $rc
@@ -60,10 +55,10 @@ busy=$(cat "$T/poll.cpu")
 check "polling: while requests come, the arbiter polls ($busy s of CPU in 0.5 s; $slept s sleeping)" \
 	awk -v p="$busy" -v s="$slept" 'BEGIN { exit !(p > 0.1 && p > 4 * s) }'
 sleep 0.2
-c0=$(ticks)
+c0=$(arb_ticks)
 sleep 1
-c1=$(ticks)
-idle=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')
+c1=$(arb_ticks)
+idle=$(ticks_s "$c0" "$c1")
 check "polling: once they stop, it sleeps ($idle s of CPU in 1 s)" \
 	awk -v u="$idle" 'BEGIN { exit !(u < 0.1) }'
 stop_arbiter

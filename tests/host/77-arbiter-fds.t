@@ -17,10 +17,6 @@ i=0
 while ! grep -q 'listening on' "$log" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 grep -q 'listening on' "$log" || bail "arbiter did not start: $(cat "$log")"
 
-cpu() {	# user + system ticks of the arbiter
-	awk '{ print $14 + $15 }' "/proc/$ARB_PID/stat"
-}
-
 # 60 connections held for 3 s, then closed one by one: about 30 beyond
 # the limit, queued.
 python3 - "$GPUSCHED_ARBITER" >"$T/conn.out" 2>&1 <<'PY' &
@@ -44,12 +40,11 @@ for s in socks:
 PY
 conn=$!
 sleep 0.5
-c0=$(cpu)
+c0=$(arb_ticks)
 sleep 2
-c1=$(cpu)
-hz=$(getconf CLK_TCK)
+c1=$(arb_ticks)
 wait $conn
-used=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')
+used=$(ticks_s "$c0" "$c1")
 lines=$(grep -c 'accept' "$log")
 check "out of descriptors, the arbiter idles ($used s of CPU in 2 s)" \
 	awk -v u="$used" 'BEGIN { exit !(u < 0.5) }'

@@ -155,6 +155,16 @@ service() {
 	fi
 }
 
+# arb_ticks: user + system CPU ticks of the arbiter so far.
+arb_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$ARB_PID/stat"
+}
+
+# ticks_s T0 T1: the seconds between two arb_ticks readings.
+ticks_s() {
+	awk -v a="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz }'
+}
+
 stop_arbiter() {
 	if [ -n "$ARB_PID" ]; then
 		kill "$ARB_PID" 2>/dev/null
