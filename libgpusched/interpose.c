@@ -269,6 +269,13 @@ struct gs_ctx {
 	unsigned int head, nr;
 	CUevent ev[GS_RING];
 	uint64_t ev_mark[GS_RING];
+	/* When the first launch an event covers was queued (one after the
+	 * previous event's mark), and that time for the next event: none of
+	 * those launches ran before it, so all of them ran within it and
+	 * the event's completion (est_sample()). 0: not known.
+	 */
+	uint64_t ev_first[GS_RING];
+	uint64_t first_ns;
 	unsigned int nr_events;		/* events created */
 	unsigned int throttled;		/* threads waiting in throttle() */
 	/* GPU time per launch, measured between throttled waits: bounds the
@@ -640,6 +647,7 @@ static void ctx_empty_locked(struct gs_ctx *cs)
 	cs->done = cs->launches;
 	cs->head_seq += cs->nr;
 	cs->nr = 0;
+	cs->first_ns = 0;
 	ctx_unstamp_locked(cs);
 }
 
@@ -1020,6 +1028,37 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t ahead_ns)
 	return DRY_SEEN;
 }
 
+/*
+ * A launch-length sample of @cs, @ns per launch. @seen: between two events
+ * seen completing, with the queue full in between, so @ns is the length.
+ * Else from the launches' queueing to their event's completion, seen late
+ * or not: a bound from above, which may lower the estimate, never raise
+ * it. Without the bounds an estimate too long stays too long: wait_dry()
+ * sleeps until GPUSCHED_SPIN_US before the predicted end, so when the
+ * estimate exceeds the launches by more than that, every such wait finds
+ * them done (DRY_LATE, no sample), and only the waits made longer by
+ * something else (another context time-sliced in, a late wake-up) are
+ * samples. 100 us kernels beside a latency-class probe read 444-700 us on
+ * the H200, and 900-1300 us in the CUDA double (tests/host/63-lib-estimate.t).
+ * Caller holds cs->lock.
+ */
+static void est_sample(struct gs_ctx *cs, uint64_t ns, bool seen)
+{
+	if (!seen) {
+		if (ns < cs->est_ns)
+			cs->est_ns = (3 * cs->est_ns + ns) / 4;
+	} else if (cs->est_ns) {
+		cs->est_ns = (3 * cs->est_ns + ns) / 4;
+	} else {
+		/* Until then the queue stays short, so the waits, and
+		 * samples, come quickly.
+		 */
+		cs->seed_sum += ns;
+		if (++cs->seed_n == GS_EST_SEED)
+			cs->est_ns = cs->seed_sum / GS_EST_SEED;
+	}
+}
+
 /* Wait while too many launches of @cs may still be unfinished. */
 static void throttle(struct gs_ctx *cs)
 {
@@ -1065,22 +1104,14 @@ static void throttle(struct gs_ctx *cs)
 		if (cs->head_seq == seq) {	/* nobody popped it meanwhile */
 			/* Both stamps seen and the queue full since the first:
 			 * the GPU ran our launches back to back in between.
+			 * Else only a bound (est_sample()).
 			 */
-			if (waited && cs->last_pop_ns && mark > cs->last_pop_mark) {
-				uint64_t sample = (now - cs->last_pop_ns) /
-						  (mark - cs->last_pop_mark);
-
-				if (cs->est_ns) {
-					cs->est_ns = (3 * cs->est_ns + sample) / 4;
-				} else {
-					/* Until then the queue stays short, so
-					 * the waits, and samples, come quickly.
-					 */
-					cs->seed_sum += sample;
-					if (++cs->seed_n == GS_EST_SEED)
-						cs->est_ns = cs->seed_sum / GS_EST_SEED;
-				}
-			}
+			if (waited && cs->last_pop_ns && mark > cs->last_pop_mark)
+				est_sample(cs, (now - cs->last_pop_ns) /
+					   (mark - cs->last_pop_mark), true);
+			else if (cs->ev_first[cs->head] && mark > cs->done)
+				est_sample(cs, (now - cs->ev_first[cs->head]) /
+					   (mark - cs->done), false);
 			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
 			ctx_pop_locked(cs, 1);
@@ -1148,14 +1179,16 @@ static void hold_back(struct gs_ctx *cs)
 	pthread_mutex_unlock(&cs->lock);
 }
 
-/* Account one queued launch; record an event every few. */
-static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
+/* Account one queued launch, made at @t; record an event every few. */
+static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t t)
 {
 	uint64_t every;
 	CUresult (*rec)(CUevent, CUstream);
 
 	pthread_mutex_lock(&cs->lock);
 	cs->launches++;
+	if (!cs->first_ns || t < cs->first_ns)
+		cs->first_ns = t;	/* threads may come out of order */
 	if (cs->end_ns) {
 		uint64_t now = gs_now_ns();
 
@@ -1180,6 +1213,8 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 		 */
 		if (rec(cs->ev[slot], stream) == CUDA_SUCCESS) {
 			cs->ev_mark[slot] = cs->launches;
+			cs->ev_first[slot] = cs->first_ns;
+			cs->first_ns = 0;
 			cs->nr++;
 		}
 		cs->last_mark = cs->launches;
@@ -1858,6 +1893,7 @@ struct gs_launch {
 	struct gs_dev *d;
 	struct gs_ctx *cs;
 	bool held;
+	uint64_t t;	/* passed the gate: the kernel starts no sooner */
 };
 
 static CUresult launch_begin(struct gs_launch *l, enum gs_route route,
@@ -1896,6 +1932,7 @@ static CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	case GATE_HELD:
 		l->d = l->cs->d;
 		l->held = true;
+		l->t = gs_now_ns();
 		return CUDA_SUCCESS;
 	case GATE_DENIED:
 		STAT_INC(denied);
@@ -1912,7 +1949,7 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 	if (!l->held)
 		return;
 	if (r == CUDA_SUCCESS) {
-		queued(l->cs, stream, ptsz);
+		queued(l->cs, stream, ptsz, l->t);
 		atomic_fetch_add_explicit(&l->d->launches, 1, memory_order_relaxed);
 		STAT_INC(gated);
 	}

@@ -90,6 +90,8 @@ static struct {
 	enum api api;
 	bool ptsz;
 	unsigned int kernel_us;
+	unsigned int then_kernel_us;	/* from then_at on, kernels of this */
+	double then_at;
 	double seconds;
 	unsigned int threads;
 	double fork_at;
@@ -102,7 +104,7 @@ static struct {
 	bool keep_going;	/* on a failed launch, wait a kernel's time */
 } opt = {
 	.route = R_SYMBOL, .api = A_KERNEL, .kernel_us = 1000, .seconds = 2,
-	.threads = 1, .fork_at = -1, .idle_after = -1,
+	.threads = 1, .fork_at = -1, .idle_after = -1, .then_at = -1,
 };
 
 /* Entry points per route and api; [ptsz]. */
@@ -123,10 +125,13 @@ static atomic_int first_error;
 static uint64_t t_start, t_end;
 static volatile sig_atomic_t stop_now;	/* SIGUSR1 */
 static double cpu_ns_per_launch;
+/* --then-at: the share of the GPU from then on; < 0: not measured */
+static double then_share = -1;
 /* --period-us: tick to kernel done, in the first thread */
 #define MAX_LAT 100000
 static uint64_t lat_us[MAX_LAT];
 static unsigned int nr_lat;
+static uint64_t lat_max, lat_max_tick;	/* the slowest, and when it was due */
 
 static uint64_t mono_ns(void)
 {
@@ -223,11 +228,20 @@ static void resolve(void)
 	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
 }
 
+/* The length of a kernel launched now: --kernel-us, or --then-kernel-us. */
+static unsigned int kernel_now(void)
+{
+	if (opt.then_at >= 0 &&
+	    mono_ns() >= t_start + (uint64_t)(opt.then_at * 1e9))
+		return opt.then_kernel_us;
+	return opt.kernel_us;
+}
+
 static CUresult launch_one(unsigned int n, CUstream s)
 {
 	int route = opt.route == R_MIXED ? (int)(n % 4) : (int)opt.route;
 	int api = opt.api == A_MIXED ? (int)((n / 4) % 4) : (int)opt.api;
-	CUfunction f = (CUfunction)(uintptr_t)opt.kernel_us;
+	CUfunction f = (CUfunction)(uintptr_t)kernel_now();
 	int p = opt.ptsz;
 
 	switch (api) {
@@ -243,7 +257,7 @@ static CUresult launch_one(unsigned int n, CUstream s)
 	case A_COOP:
 		return coop_fns[route][p](f, 1, 1, 1, 32, 1, 1, 0, s, NULL);
 	case A_GRAPH:
-		return graph_fns[route][p]((CUgraphExec)(uintptr_t)opt.kernel_us, s);
+		return graph_fns[route][p]((CUgraphExec)f, s);
 	default:
 		return k_fn[route][p](f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
 	}
@@ -312,8 +326,15 @@ static void *run_thread(void *arg)
 		r = launch_one(n++, s);
 		if (opt.period_us && !r) {
 			CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
-			if (id == 0 && nr_lat < MAX_LAT)
-				lat_us[nr_lat++] = (mono_ns() - tick) / 1000;
+			if (id == 0 && nr_lat < MAX_LAT) {
+				uint64_t us = (mono_ns() - tick) / 1000;
+
+				if (us > lat_max) {
+					lat_max = us;
+					lat_max_tick = tick;
+				}
+				lat_us[nr_lat++] = us;
+			}
 		}
 		if (r) {
 			note_error(r);
@@ -358,7 +379,7 @@ static void *run_thread(void *arg)
 static uint64_t run(uint64_t *wall_ns)
 {
 	pthread_t t[64];
-	uint64_t w0, w1;
+	uint64_t w0, w1, w_then = 0, t_then = 0;
 
 	w0 = work_us();
 	t_start = mono_ns();
@@ -418,11 +439,26 @@ static uint64_t run(uint64_t *wall_ns)
 		}
 		return w1 - w0;
 	}
+	if (opt.then_at >= 0 && opt.then_at < opt.seconds) {
+		uint64_t at = t_start + (uint64_t)(opt.then_at * 1e9);
+		struct timespec ts = {
+			.tv_sec = (time_t)(at / 1000000000ull),
+			.tv_nsec = (long)(at % 1000000000ull),
+		};
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		w_then = work_us();
+		t_then = mono_ns();
+	}
 	for (unsigned int i = 0; i < opt.threads; i++)
 		pthread_join(t[i], NULL);
 	/* Work completed inside the window, not what drains after it. */
 	w1 = work_us();
 	*wall_ns = mono_ns() - t_start;
+	if (t_then)
+		then_share = (double)(w1 - w_then) * 1000.0 /
+			     (double)(t_start + *wall_ns - t_then);
 	return w1 - w0;
 }
 
@@ -466,6 +502,7 @@ static void usage(FILE *f)
 "  --api kernel|ex|coop|graph|mixed               which launch entry point\n"
 "  --ptsz                 per-thread default stream flavours\n"
 "  --kernel-us N          duration of one kernel (default 1000)\n"
+"  --then-kernel-us N --then-at S   kernels of N us from S seconds on\n"
 "  --seconds S            run time (default 2)\n"
 "  --threads N            launching threads, each with a stream (default 1)\n"
 "  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
@@ -504,6 +541,8 @@ int main(int argc, char **argv)
 		{ "api", required_argument, NULL, 'a' },
 		{ "ptsz", no_argument, NULL, 'p' },
 		{ "kernel-us", required_argument, NULL, 'k' },
+		{ "then-kernel-us", required_argument, NULL, 'n' },
+		{ "then-at", required_argument, NULL, 'N' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "fork-at", required_argument, NULL, 'f' },
@@ -539,6 +578,12 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			opt.kernel_us = (unsigned int)atoi(optarg);
+			break;
+		case 'n':
+			opt.then_kernel_us = (unsigned int)atoi(optarg);
+			break;
+		case 'N':
+			opt.then_at = atof(optarg);
 			break;
 		case 's':
 			opt.seconds = atof(optarg);
@@ -583,7 +628,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!opt.kernel_us || opt.threads < 1 || opt.threads > 64 || opt.seconds <= 0) {
+	if (!opt.kernel_us || (opt.then_at >= 0 && !opt.then_kernel_us) ||
+	    opt.threads < 1 || opt.threads > 64 || opt.seconds <= 0) {
 		usage(stderr);
 		return 2;
 	}
@@ -612,12 +658,15 @@ int main(int argc, char **argv)
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
 	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch,
 	       mps_priority());
+	if (then_share >= 0)
+		printf("then_share=%.4f\n", then_share);
 	if (nr_lat) {
 		qsort(lat_us, nr_lat, sizeof(lat_us[0]), cmp_u64);
-		printf("latency_p50_us=%llu latency_p99_us=%llu latency_max_us=%llu\n",
+		printf("latency_p50_us=%llu latency_p99_us=%llu latency_max_us=%llu latency_max_at_s=%.3f\n",
 		       (unsigned long long)lat_us[nr_lat / 2],
 		       (unsigned long long)lat_us[nr_lat * 99 / 100],
-		       (unsigned long long)lat_us[nr_lat - 1]);
+		       (unsigned long long)lat_us[nr_lat - 1],
+		       (double)(lat_max_tick - t_start) / 1e9);
 	}
 	fflush(stdout);
 	return atomic_load(&errors) ? 1 : 0;

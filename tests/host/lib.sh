@@ -248,14 +248,16 @@ show() {	# show NAME...: outputs as diagnostics
 # KERNEL_US kernels with the VARs in its environment and, started with it,
 # a latency-class probe of 50 us kernels every PERIOD_US (both scaled by
 # the caller), each for $secs; outputs in $T/busy.* and $T/probe.*. What
-# both should see, export before; the probe's own VAR=VALUEs: $BP_PROBE.
+# both should see, export before; the probe's own VAR=VALUEs: $BP_PROBE;
+# more options of the busy client: $BP_BUSY.
 busy_and_probe() {
 	bp_kern=$1 bp_per=$2
 	shift 2
 	rm -f "$GS_DOUBLE_SHM"
 	bp_at=$(start_at)
+	# shellcheck disable=SC2086
 	run_bg busy client GS_START_AT="$bp_at" "$@" \
-		"$GS_CLIENT" --seconds "$secs" --kernel-us "$bp_kern"
+		"$GS_CLIENT" --seconds "$secs" --kernel-us "$bp_kern" ${BP_BUSY:-}
 	# shellcheck disable=SC2086
 	run_bg probe client GS_START_AT="$bp_at" GPUSCHED_CLASS=latency \
 		${BP_PROBE:-} "$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
