@@ -989,26 +989,31 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 }
 
 /*
- * Wait for @ev, recorded after some but not all of our queued launches,
- * which should complete within @ahead_ns (0: not measured yet). Blocking,
- * unless a latency client's request is due within that time (lat_watch()):
- * then look at the event and the status page every GS_YIELD_POLL_NS until
- * near the request, and without sleeping from then until it is overdue.
- * Returns DRY_YIELD when asked to yield (the gate then gives the token
- * away early), DRY_SEEN when seen completing by a look that did not follow
- * a sleep, else DRY_LATE (no time sample: so the waits that end before the
- * request block, and the launch length is measured as before).
+ * Wait for @ev, recorded after some but not all of our queued launches.
+ * Blocking, unless a latency client's next request is predicted
+ * (lat_watch()) and our launch length is @measured: then look at the event
+ * and the status page every GS_YIELD_POLL_NS until GPUSCHED_SPIN_US before
+ * the request, and without sleeping from then until it is overdue. A
+ * blocking wake-up comes 60-100 us after the event on the H200: the next
+ * launch waits for it, and the end of our queue predicted from it is as
+ * late, so launches were held back for the request far more often and its
+ * yield was answered 35-94 us late at the median instead of at once (the
+ * probe's median 313-328 us instead of 222-226 us; benchmarks.md). Not
+ * before the length is measured: a look after a sleep gives no sample,
+ * and a process that learnt the client's period before its own launch
+ * length would never measure it (61-lib-hold-back.t). Returns DRY_YIELD
+ * when asked to yield (the gate then gives the token away early),
+ * DRY_SEEN when seen completing by a look that did not follow a sleep,
+ * else DRY_LATE (only a bound: est_sample()).
  */
-static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t ahead_ns)
+static int wait_ev(struct gs_ctx *cs, CUevent ev, bool measured)
 {
 	struct gs_dev *d = cs->d;
 	uint64_t now = gs_now_ns(), until = 0, from = 0;
 	bool slept = false;
 
-	if (real.cuEventQuery && ahead_ns)
+	if (real.cuEventQuery && measured)
 		from = lat_watch(d, now, &until);
-	if (from > now + ahead_ns)
-		from = 0;
 	while (from) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return slept ? DRY_LATE : DRY_SEEN;
@@ -1067,8 +1072,6 @@ static void throttle(struct gs_ctx *cs)
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
 		uint64_t now, end = 0, est = cs->est_ns;
-		/* The most the wait can last, at the measured length. */
-		uint64_t ahead = (mark - cs->done) * est;
 		int dry = DRY_SEEN;
 		bool waited;
 
@@ -1088,7 +1091,7 @@ static void throttle(struct gs_ctx *cs)
 			dry = wait_dry(cs, ev, end, est);
 			waited = dry == DRY_SEEN;
 		} else if (waited) {
-			dry = wait_ev(cs, ev, ahead);
+			dry = wait_ev(cs, ev, est != 0);
 			waited = dry == DRY_SEEN;
 		}
 		now = gs_now_ns();
