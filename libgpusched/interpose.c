@@ -269,13 +269,6 @@ struct gs_ctx {
 	unsigned int head, nr;
 	CUevent ev[GS_RING];
 	uint64_t ev_mark[GS_RING];
-	/* When the first launch an event covers was queued (one after the
-	 * previous event's mark), and that time for the next event: none of
-	 * those launches ran before it, so all of them ran within it and
-	 * the event's completion (est_sample()). 0: not known.
-	 */
-	uint64_t ev_first[GS_RING];
-	uint64_t first_ns;
 	unsigned int nr_events;		/* events created */
 	unsigned int throttled;		/* threads waiting in throttle() */
 	/* GPU time per launch, measured between throttled waits: bounds the
@@ -293,6 +286,10 @@ struct gs_ctx {
 	/* The first GS_EST_SEED samples, summed: one alone can be far off. */
 	uint64_t seed_sum;
 	unsigned int seed_n;
+	/* A last-of-queue wait found its kernel already done, and no sample
+	 * was taken since: the next ones poll from the start (wait_dry()).
+	 */
+	bool dry_poll;
 };
 
 enum gs_dev_mode { DEV_NEW, DEV_OPEN, DEV_UNSCHED };
@@ -647,7 +644,6 @@ static void ctx_empty_locked(struct gs_ctx *cs)
 	cs->done = cs->launches;
 	cs->head_seq += cs->nr;
 	cs->nr = 0;
-	cs->first_ns = 0;
 	ctx_unstamp_locked(cs);
 }
 
@@ -956,11 +952,25 @@ static uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
  * look after the sleep, so when is not known (a sample then would be as
  * long as the sleep, and the estimate would feed itself). Polls no longer
  * than twice the predicted time (a longer kernel, a time-sliced GPU), then
- * blocks. Called without cs->lock.
+ * blocks.
+ *
+ * With @poll (cs->dry_poll) it does not sleep at all. Without that an
+ * estimate too long stayed too long: when it exceeds the kernels by more
+ * than GPUSCHED_SPIN_US, every such wait finds its kernel done (DRY_LATE)
+ * and takes no sample, and only the waits that something else made long
+ * (another context time-sliced in, a late wake-up) are samples. Beside a
+ * latency-class probe, 100 us kernels read 444-700 us in three H200 runs of
+ * about fourteen, and 900-1500 us in the CUDA double, where the busy
+ * process then kept half its share (tests/host/63-lib-estimate.t). So
+ * after a DRY_LATE the waits poll until a sample is taken (two seen in a
+ * row). Letting each late look bound the estimate from above instead
+ * (c590c00) took it below the mean of PyTorch's mixed kernels, from the
+ * bounds of runs of small ones (benchmarks.md). Called without cs->lock.
  */
 enum { DRY_SEEN, DRY_LATE, DRY_YIELD };
 
-static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
+static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est,
+		    bool poll)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
@@ -971,7 +981,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 	from = lat_watch(cs->d, now, &due);
 	if (from && from < wake)
 		wake = from;
-	if (end > now + c->spin_ns && wake > now)
+	if (!poll && end > now + c->spin_ns && wake > now)
 		sleep_until(wake);
 	for (;; first = false) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
@@ -1004,7 +1014,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
  * length would never measure it (61-lib-hold-back.t). Returns DRY_YIELD
  * when asked to yield (the gate then gives the token away early),
  * DRY_SEEN when seen completing by a look that did not follow a sleep,
- * else DRY_LATE (only a bound: est_sample()).
+ * else DRY_LATE (no time sample).
  */
 static int wait_ev(struct gs_ctx *cs, CUevent ev, bool measured)
 {
@@ -1033,26 +1043,11 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, bool measured)
 	return DRY_SEEN;
 }
 
-/*
- * A launch-length sample of @cs, @ns per launch. @seen: between two events
- * seen completing, with the queue full in between, so @ns is the length.
- * Else from the launches' queueing to their event's completion, seen late
- * or not: a bound from above, which may lower the estimate, never raise
- * it. Without the bounds an estimate too long stays too long: wait_dry()
- * sleeps until GPUSCHED_SPIN_US before the predicted end, so when the
- * estimate exceeds the launches by more than that, every such wait finds
- * them done (DRY_LATE, no sample), and only the waits made longer by
- * something else (another context time-sliced in, a late wake-up) are
- * samples. 100 us kernels beside a latency-class probe read 444-700 us on
- * the H200, and 900-1300 us in the CUDA double (tests/host/63-lib-estimate.t).
- * Caller holds cs->lock.
- */
-static void est_sample(struct gs_ctx *cs, uint64_t ns, bool seen)
+/* A launch-length sample of @cs: @ns per launch. Caller holds cs->lock. */
+static void est_sample(struct gs_ctx *cs, uint64_t ns)
 {
-	if (!seen) {
-		if (ns < cs->est_ns)
-			cs->est_ns = (3 * cs->est_ns + ns) / 4;
-	} else if (cs->est_ns) {
+	cs->dry_poll = false;
+	if (cs->est_ns) {
 		cs->est_ns = (3 * cs->est_ns + ns) / 4;
 	} else {
 		/* Until then the queue stays short, so the waits, and
@@ -1073,7 +1068,7 @@ static void throttle(struct gs_ctx *cs)
 		CUevent ev = cs->ev[cs->head];
 		uint64_t now, end = 0, est = cs->est_ns;
 		int dry = DRY_SEEN;
-		bool waited;
+		bool waited, poll = cs->dry_poll;
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
 		if (mark == cs->launches && est && cs->end_ns &&
@@ -1088,7 +1083,7 @@ static void throttle(struct gs_ctx *cs)
 		waited = !real.cuEventQuery ||
 			 real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY;
 		if (waited && end) {
-			dry = wait_dry(cs, ev, end, est);
+			dry = wait_dry(cs, ev, end, est, poll);
 			waited = dry == DRY_SEEN;
 		} else if (waited) {
 			dry = wait_ev(cs, ev, est != 0);
@@ -1107,14 +1102,12 @@ static void throttle(struct gs_ctx *cs)
 		if (cs->head_seq == seq) {	/* nobody popped it meanwhile */
 			/* Both stamps seen and the queue full since the first:
 			 * the GPU ran our launches back to back in between.
-			 * Else only a bound (est_sample()).
 			 */
 			if (waited && cs->last_pop_ns && mark > cs->last_pop_mark)
 				est_sample(cs, (now - cs->last_pop_ns) /
-					   (mark - cs->last_pop_mark), true);
-			else if (cs->ev_first[cs->head] && mark > cs->done)
-				est_sample(cs, (now - cs->ev_first[cs->head]) /
-					   (mark - cs->done), false);
+					   (mark - cs->last_pop_mark));
+			if (dry == DRY_LATE && end)
+				cs->dry_poll = true;
 			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
 			ctx_pop_locked(cs, 1);
@@ -1182,16 +1175,14 @@ static void hold_back(struct gs_ctx *cs)
 	pthread_mutex_unlock(&cs->lock);
 }
 
-/* Account one queued launch, made at @t; record an event every few. */
-static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t t)
+/* Account one queued launch; record an event every few. */
+static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 {
 	uint64_t every;
 	CUresult (*rec)(CUevent, CUstream);
 
 	pthread_mutex_lock(&cs->lock);
 	cs->launches++;
-	if (!cs->first_ns || t < cs->first_ns)
-		cs->first_ns = t;	/* threads may come out of order */
 	if (cs->end_ns) {
 		uint64_t now = gs_now_ns();
 
@@ -1216,8 +1207,6 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t t)
 		 */
 		if (rec(cs->ev[slot], stream) == CUDA_SUCCESS) {
 			cs->ev_mark[slot] = cs->launches;
-			cs->ev_first[slot] = cs->first_ns;
-			cs->first_ns = 0;
 			cs->nr++;
 		}
 		cs->last_mark = cs->launches;
@@ -1896,7 +1885,6 @@ struct gs_launch {
 	struct gs_dev *d;
 	struct gs_ctx *cs;
 	bool held;
-	uint64_t t;	/* passed the gate: the kernel starts no sooner */
 };
 
 static CUresult launch_begin(struct gs_launch *l, enum gs_route route,
@@ -1935,7 +1923,6 @@ static CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	case GATE_HELD:
 		l->d = l->cs->d;
 		l->held = true;
-		l->t = gs_now_ns();
 		return CUDA_SUCCESS;
 	case GATE_DENIED:
 		STAT_INC(denied);
@@ -1952,7 +1939,7 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 	if (!l->held)
 		return;
 	if (r == CUDA_SUCCESS) {
-		queued(l->cs, stream, ptsz, l->t);
+		queued(l->cs, stream, ptsz);
 		atomic_fetch_add_explicit(&l->d->launches, 1, memory_order_relaxed);
 		STAT_INC(gated);
 	}

@@ -6,11 +6,11 @@
 # its predicted end: with an estimate longer than the kernels, every such
 # wait found its kernel done and took no sample, and the estimate stayed
 # at the old length (the busy process then kept 0.05-0.49 of the GPU
-# where it keeps 0.83-0.88). The waits' upper bounds (from each launch to
-# its event seen done) now bring it down. Here the busy process runs
-# 1500 us kernels, then 100 us ones, beside a probe every 2 ms; its share
-# after the change is compared with that of a process of 100 us kernels
-# all along, in the same test.
+# where it keeps 0.83-0.88). After such a wait the next ones now poll
+# until a sample is taken. Here the busy process runs 1500 us kernels,
+# then 100 us ones, beside a probe every 2 ms; its share after the change
+# is compared with that of a process of 100 us kernels all along, in the
+# same test.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 secs=4
