@@ -92,6 +92,8 @@ static struct {
 	unsigned int kernel_us;
 	unsigned int then_kernel_us;	/* from then_at on, kernels of this */
 	double then_at;
+	unsigned int long_us;		/* every long_every-th kernel lasts this */
+	unsigned int long_every;
 	double seconds;
 	unsigned int threads;
 	double fork_at;
@@ -139,6 +141,18 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until @clock reads @ns, through signals. */
+static void sleep_until(clockid_t clock, uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000ull),
+		.tv_nsec = (long)(ns % 1000000000ull),
+	};
+
+	while (clock_nanosleep(clock, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 static void die(const char *what, CUresult r)
@@ -228,9 +242,14 @@ static void resolve(void)
 	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
 }
 
-/* The length of a kernel launched now: --kernel-us, or --then-kernel-us. */
-static unsigned int kernel_now(void)
+/*
+ * The length of launch @n, launched now: --kernel-us, or --then-kernel-us,
+ * or --long-us for every --long-every-th.
+ */
+static unsigned int kernel_now(unsigned int n)
 {
+	if (opt.long_every && n % opt.long_every == opt.long_every - 1)
+		return opt.long_us;
 	if (opt.then_at >= 0 &&
 	    mono_ns() >= t_start + (uint64_t)(opt.then_at * 1e9))
 		return opt.then_kernel_us;
@@ -241,7 +260,7 @@ static CUresult launch_one(unsigned int n, CUstream s)
 {
 	int route = opt.route == R_MIXED ? (int)(n % 4) : (int)opt.route;
 	int api = opt.api == A_MIXED ? (int)((n / 4) % 4) : (int)opt.api;
-	CUfunction f = (CUfunction)(uintptr_t)kernel_now();
+	CUfunction f = (CUfunction)(uintptr_t)kernel_now(n);
 	int p = opt.ptsz;
 
 	switch (api) {
@@ -313,15 +332,10 @@ static void *run_thread(void *arg)
 		}
 		if (opt.period_us) {
 			/* A probe: launch on the tick, wait for the kernel. */
-			struct timespec ts;
-
 			tick = t_start + (uint64_t)n * opt.period_us * 1000ull;
 			if (n && tick >= t_end)
 				break;
-			ts.tv_sec = (time_t)(tick / 1000000000ull);
-			ts.tv_nsec = (long)(tick % 1000000000ull);
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-				;
+			sleep_until(CLOCK_MONOTONIC, tick);
 		}
 		r = launch_one(n++, s);
 		if (opt.period_us && !r) {
@@ -440,14 +454,8 @@ static uint64_t run(uint64_t *wall_ns)
 		return w1 - w0;
 	}
 	if (opt.then_at >= 0 && opt.then_at < opt.seconds) {
-		uint64_t at = t_start + (uint64_t)(opt.then_at * 1e9);
-		struct timespec ts = {
-			.tv_sec = (time_t)(at / 1000000000ull),
-			.tv_nsec = (long)(at % 1000000000ull),
-		};
-
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
+		sleep_until(CLOCK_MONOTONIC,
+			    t_start + (uint64_t)(opt.then_at * 1e9));
 		w_then = work_us();
 		t_then = mono_ns();
 	}
@@ -503,6 +511,7 @@ static void usage(FILE *f)
 "  --ptsz                 per-thread default stream flavours\n"
 "  --kernel-us N          duration of one kernel (default 1000)\n"
 "  --then-kernel-us N --then-at S   kernels of N us from S seconds on\n"
+"  --long-us N --long-every K   every K-th kernel lasts N us (lengths that vary)\n"
 "  --seconds S            run time (default 2)\n"
 "  --threads N            launching threads, each with a stream (default 1)\n"
 "  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
@@ -543,6 +552,8 @@ int main(int argc, char **argv)
 		{ "kernel-us", required_argument, NULL, 'k' },
 		{ "then-kernel-us", required_argument, NULL, 'n' },
 		{ "then-at", required_argument, NULL, 'N' },
+		{ "long-us", required_argument, NULL, 'L' },
+		{ "long-every", required_argument, NULL, 'E' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "fork-at", required_argument, NULL, 'f' },
@@ -584,6 +595,12 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			opt.then_at = atof(optarg);
+			break;
+		case 'L':
+			opt.long_us = (unsigned int)atoi(optarg);
+			break;
+		case 'E':
+			opt.long_every = (unsigned int)atoi(optarg);
 			break;
 		case 's':
 			opt.seconds = atof(optarg);
@@ -629,6 +646,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!opt.kernel_us || (opt.then_at >= 0 && !opt.then_kernel_us) ||
+	    !opt.long_every != !opt.long_us ||
 	    opt.threads < 1 || opt.threads > 64 || opt.seconds <= 0) {
 		usage(stderr);
 		return 2;
@@ -641,15 +659,8 @@ int main(int argc, char **argv)
 	CK(cuDeviceGet(&dev, opt.device));
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
-	if (opt.start_at) {
-		struct timespec ts = {
-			.tv_sec = (time_t)(opt.start_at / 1000000000ull),
-			.tv_nsec = (long)(opt.start_at % 1000000000ull),
-		};
-
-		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-	}
+	if (opt.start_at)
+		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
 	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s\n",
