@@ -1230,6 +1230,20 @@ static void queued(struct gs_ctx *cs, CUstream stream, bool ptsz)
 		 * a yield during it hands over early (ctx_drain_to()).
 		 */
 		cs->end_ns = gs_now_ns() + cs->est_ns;
+	} else if (!cs->est_ns && cs->launches - cs->done == 1) {
+		/* Not measured yet, and nothing else of ours queued: the
+		 * same start stamps the first sample, so that one event seen
+		 * completing is one. Pop to pop needs two in a turn, and
+		 * long kernels beside a latency client's short period may
+		 * never have two: its yield ends the turn first. 15 ms
+		 * kernels beside a probe every 20 ms stayed unmeasured for
+		 * whole runs in the VMs, queued GS_QUEUE_UNMEASURED of them,
+		 * and answered every yield after all four (66-lib-long.t).
+		 * Another holder's last kernels may still run before ours:
+		 * the sample reads long by as much, which the seed averages.
+		 */
+		cs->last_pop_ns = gs_now_ns();
+		cs->last_pop_mark = cs->done;
 	}
 	every = (queue_limit(cs) + 3) / 4;
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
