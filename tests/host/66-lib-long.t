@@ -11,8 +11,11 @@
 # queue, starts the first sample.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
-secs=4
-[ "$GS_TEST_SCALE" = 1 ] || secs=10
+# The probe's median, in half kernels: in a VM the period is not always
+# learnt and each hand-over costs milliseconds of emulated CPU (22-71 ms
+# for 30 ms kernels with this library, 2.8 s before).
+secs=4 p50_max=3
+[ "$GS_TEST_SCALE" = 1 ] || { secs=10 p50_max=8; }
 kern=$(us 3000)
 service "$(us 10000)" 1000000
 busy_and_probe "$kern" "$(us 2000)" GPUSCHED_HANDOVER_US="$(us 600)" \
@@ -26,6 +29,6 @@ check "the busy process measured its launch length (${est:-?} us for $kern us ke
 	within "${est:-0}" "$kern" $((kern / 2))
 check "it answers a yield within one and a half kernels at the median (${answer:-?} us)" \
 	[ "${answer:-999999999}" -le $((3 * kern / 2)) ]
-check "the probe's median is under one and a half kernels (${p50:-?} us)" \
-	[ "${p50:-999999999}" -le $((3 * kern / 2)) ]
+check "the probe's median is under $p50_max half kernels (${p50:-?} us)" \
+	[ "${p50:-999999999}" -le $((p50_max * kern / 2)) ]
 done_testing
