@@ -244,6 +244,14 @@ static void times_print(const char *what, struct gs_times *t)
 #define GS_QUEUE_UNMEASURED 4
 /* Samples of a launch's GPU time averaged before the first estimate. */
 #define GS_EST_SEED 4
+/*
+ * Last-of-queue waits that poll for a sample after one found its kernel
+ * done (wait_dry()). A sample needs two events seen in one turn, and
+ * where a yield ends every turn after one launch (kernels longer than a
+ * latency client's period) none comes: without a bound every wait polled
+ * its kernel through, 1.3 ms of CPU a 3 ms launch (66-lib-long.t).
+ */
+#define GS_DRY_POLLS 8
 /* While someone waits for a token we hold: how often the idle thread looks. */
 #define GS_YIELD_POLL_NS 50000ull
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
@@ -289,9 +297,10 @@ struct gs_ctx {
 	uint64_t seed_sum;
 	unsigned int seed_n;
 	/* A last-of-queue wait found its kernel already done, and no sample
-	 * was taken since: the next ones poll from the start (wait_dry()).
+	 * was taken since: the next ones poll from the start (wait_dry()),
+	 * this many more of them.
 	 */
-	bool dry_poll;
+	unsigned int dry_poll;
 };
 
 enum gs_dev_mode { DEV_NEW, DEV_OPEN, DEV_UNSCHED };
@@ -965,9 +974,10 @@ static uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
  * about fourteen, and 900-1500 us in the CUDA double, where the busy
  * process then kept half its share (tests/host/63-lib-estimate.t). So
  * after a DRY_LATE the waits poll until a sample is taken (two seen in a
- * row). Letting each late look bound the estimate from above instead
- * (c590c00) took it below the mean of PyTorch's mixed kernels, from the
- * bounds of runs of small ones (benchmarks.md). Called without cs->lock.
+ * row), GS_DRY_POLLS of them at most. Letting each late look bound the
+ * estimate from above instead (c590c00) took it below the mean of
+ * PyTorch's mixed kernels, from the bounds of runs of small ones
+ * (benchmarks.md). Called without cs->lock.
  */
 enum { DRY_SEEN, DRY_LATE, DRY_YIELD };
 
@@ -1077,7 +1087,7 @@ static uint64_t wait_reach(const struct gs_ctx *cs, uint64_t mark)
 /* A launch-length sample of @cs: @ns per launch. Caller holds cs->lock. */
 static void est_sample(struct gs_ctx *cs, uint64_t ns)
 {
-	cs->dry_poll = false;
+	cs->dry_poll = 0;
 	if (cs->est_ns) {
 		uint64_t off = ns > cs->est_ns ? ns - cs->est_ns : cs->est_ns - ns;
 
@@ -1103,7 +1113,7 @@ static void throttle(struct gs_ctx *cs)
 		uint64_t now, end = 0, est = cs->est_ns;
 		uint64_t reach = wait_reach(cs, mark);
 		int dry = DRY_SEEN;
-		bool waited, poll = cs->dry_poll;
+		bool waited, poll = cs->dry_poll, polled = false;
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
 		if (mark == cs->launches && est && cs->end_ns &&
@@ -1120,6 +1130,7 @@ static void throttle(struct gs_ctx *cs)
 		if (waited && end) {
 			dry = wait_dry(cs, ev, end, est, poll);
 			waited = dry == DRY_SEEN;
+			polled = poll;
 		} else if (waited) {
 			dry = wait_ev(cs, ev, reach);
 			waited = dry == DRY_SEEN;
@@ -1127,6 +1138,8 @@ static void throttle(struct gs_ctx *cs)
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
+		if (polled && cs->dry_poll)
+			cs->dry_poll--;	/* est_sample() below ends it */
 		if (dry == DRY_YIELD) {
 			/* Asked to yield: launch_begin() gives the token
 			 * away through the gate; the event is still ours.
@@ -1142,7 +1155,7 @@ static void throttle(struct gs_ctx *cs)
 				est_sample(cs, (now - cs->last_pop_ns) /
 					   (mark - cs->last_pop_mark));
 			if (dry == DRY_LATE && end)
-				cs->dry_poll = true;
+				cs->dry_poll = GS_DRY_POLLS;
 			cs->last_pop_ns = waited ? now : 0;
 			cs->last_pop_mark = mark;
 			ctx_pop_locked(cs, 1);
