@@ -32,7 +32,7 @@ run_busy() {	# run_busy SHORT_US: seven kernels of SHORT_US, then one long
 		GPUSCHED_SPIN_US="$(us 200)" GPUSCHED_STATS=1
 	share=$(value share "$T/busy.out")
 	p50=$(value latency_p50_us "$T/probe.out")
-	answer=$(sed -n 's/.*stats yield_answer_us p50=\([0-9]*\).*/\1/p' "$T/busy.err" | head -1)
+	answer=$(stat_p50 yield_answer "$T/busy.err")
 	est=$(sed -n 's/.*us_per_launch=\([0-9.]*\) us_dev=\([0-9.]*\).*/\1 us, deviation \2 us/p' "$T/busy.err" | head -1)
 	echo "# $1 us kernels and every 8th $long us: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(tail -1 "$T/probe.out")"
 }

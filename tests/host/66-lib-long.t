@@ -21,8 +21,8 @@ service "$(us 10000)" 1000000
 busy_and_probe "$kern" "$(us 2000)" GPUSCHED_HANDOVER_US="$(us 600)" \
 	GPUSCHED_SPIN_US="$(us 200)"
 show busy
-est=$(sed -n 's/.*us_per_launch=\([0-9]*\).*/\1/p' "$T/busy.err" | head -1)
-answer=$(sed -n 's/.*stats yield_answer_us p50=\([0-9]*\).*/\1/p' "$T/busy.err" | head -1)
+est=$(value us_per_launch "$T/busy.err")
+answer=$(stat_p50 yield_answer "$T/busy.err")
 p50=$(value latency_p50_us "$T/probe.out")
 echo "# $kern us kernels beside a probe every $(us 2000) us: estimate ${est:-?} us, yields answered after ${answer:-?} us (median); probe $(tail -1 "$T/probe.out")"
 check "the busy process measured its launch length (${est:-?} us for $kern us kernels, within half of it)" \

@@ -195,6 +195,10 @@ value() {
 	awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "=");
 		if (n && substr($i, 1, n - 1) == k) { print substr($i, n + 1); exit } } }' "$2"
 }
+# stat_p50 NAME FILE: the median of GPUSCHED_STATS's "stats NAME_us" line.
+stat_p50() {
+	sed -n "s/.*stats $1_us p50=\([0-9]*\).*/\1/p" "$2" | head -1
+}
 
 # double_count KEY [GPU]: one of the double's shared counters of a GPU.
 double_count() {
