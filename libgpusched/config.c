@@ -165,6 +165,7 @@ static void config_read(void)
 						    " (microseconds, 0 never to poll)");
 	cfg.latency_predict = env_bool_def("GPUSCHED_LATENCY_PREDICT", true);
 	cfg.hold_back = env_bool_def("GPUSCHED_HOLD_BACK", true);
+	cfg.time_kernels = env_bool_def("GPUSCHED_TIME_KERNELS", true);
 	/* A latency-class client comes back at once when it needs the GPU:
 	 * it gives the token to a waiter as soon as its work is done. The
 	 * class may come from the daemon's rules, not the environment: -1

@@ -80,6 +80,7 @@ struct gs_config {
 	uint64_t spin_ns;		/* poll, not sleep, so near running dry */
 	bool latency_predict;		/* follow a latency client's period */
 	bool hold_back;			/* hold a launch for its request */
+	bool time_kernels;		/* time kernels of unsteady lengths */
 	uint64_t lead_ns;		/* latency class: ask this early */
 	uint64_t idle_wanted_ns;	/* idle time to release when waited for;
 					 * -1: by class (idle_wanted()) */

@@ -16,6 +16,10 @@
  *    overlap);
  *  - copies and memsets take no GPU time and do not mark the GPU: they run
  *    on copy engines, which libgpusched does not gate;
+ *  - events time on the modelled GPU's timeline (cuEventElapsedTime): an
+ *    event completes when the kernel before it ends as modelled, or when
+ *    it was recorded if nothing was queued; events created with
+ *    CU_EVENT_DISABLE_TIMING cannot be timed, as with the driver;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
  *    further launches block, as with a full push buffer;
  *  - $GS_DOUBLE_GPUS physical GPUs (default 1), filtered and ordered by
@@ -57,6 +61,9 @@ struct item {
 	bool kernel;
 };
 
+/* Completion times kept per context, for the events of the last so many. */
+#define END_RING 1024
+
 struct CUctx_st {
 	int phys;		/* physical GPU */
 	CUdevice ordinal;
@@ -65,6 +72,7 @@ struct CUctx_st {
 	pthread_cond_t cond;
 	struct item *head, *tail;
 	uint64_t submitted, completed;
+	uint64_t end_at[END_RING];	/* by seq: when it completed, modelled */
 	bool worker;		/* worker thread started */
 	bool dead;
 };
@@ -77,6 +85,9 @@ struct CUstream_st {
 struct CUevent_st {
 	CUcontext ctx;
 	uint64_t seq;
+	uint64_t recorded_at;	/* 0: never recorded */
+	bool timing;
+	bool done_at_record;	/* nothing of seq pending: completes at once */
 };
 
 static struct {
@@ -114,7 +125,7 @@ static void *worker(void *arg)
 	CUcontext c = arg;
 	struct gsd_gpu *g = &D.shm->gpu[c->phys];
 	int32_t me = (int32_t)getpid();
-	uint64_t gpu_free_at = 0;
+	uint64_t gpu_free_at = 0, done_at;
 
 	/* Sleep as exactly as the host allows: kernel durations are short. */
 	prctl(PR_SET_TIMERSLACK, 1UL);
@@ -126,6 +137,7 @@ static void *worker(void *arg)
 			pthread_cond_wait(&c->cond, &c->lock);
 		it = c->head;
 		pthread_mutex_unlock(&c->lock);
+		done_at = 0;
 
 		if (it->kernel) {
 			struct timespec ts;
@@ -140,6 +152,7 @@ static void *worker(void *arg)
 			start = it->queued_at > gpu_free_at ? it->queued_at : gpu_free_at;
 			end = start + it->us * 1000;
 			gpu_free_at = end;
+			done_at = end;
 
 			r = pthread_mutex_trylock(&g->running);
 			if (r == EOWNERDEAD) {
@@ -206,6 +219,7 @@ static void *worker(void *arg)
 		if (!c->head)
 			c->tail = NULL;
 		c->completed = it->seq;
+		c->end_at[it->seq % END_RING] = done_at ? done_at : now_ns();
 		free(it);
 		pthread_cond_broadcast(&c->cond);
 	}
@@ -703,13 +717,13 @@ EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
 	CUcontext c = current();
 	CUevent e;
 
-	(void)flags;
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	e->ctx = c;
+	e->timing = !(flags & CU_EVENT_DISABLE_TIMING);
 	*pe = e;
 	return CUDA_SUCCESS;
 }
@@ -732,6 +746,8 @@ static CUresult event_record(CUevent e, CUstream s)
 		return CUDA_ERROR_NOT_PERMITTED;	/* would become a graph node */
 	pthread_mutex_lock(&c->lock);
 	e->seq = c->submitted;
+	e->recorded_at = now_ns();
+	e->done_at_record = c->completed >= e->seq;
 	pthread_mutex_unlock(&c->lock);
 	return CUDA_SUCCESS;
 }
@@ -754,6 +770,44 @@ EXPORT CUresult cuEventQuery(CUevent e)
 	pthread_mutex_lock(&e->ctx->lock);
 	r = e->ctx->completed >= e->seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 	pthread_mutex_unlock(&e->ctx->lock);
+	return r;
+}
+
+/* When @e completed, modelled; 0 if not yet. Caller holds e->ctx->lock. */
+static uint64_t event_time(CUevent e)
+{
+	if (e->done_at_record)
+		return e->recorded_at;
+	if (e->ctx->completed < e->seq)
+		return 0;
+	return e->ctx->end_at[e->seq % END_RING];
+}
+
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
+{
+	uint64_t t0, t1;
+	CUresult r = CUDA_SUCCESS;
+
+	if (!ms || !start || !end)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!start->timing || !end->timing || !start->recorded_at ||
+	    !end->recorded_at)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (start->ctx != end->ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&start->ctx->lock);
+	t0 = event_time(start);
+	t1 = event_time(end);
+	/* Older than the ring keeps: not known any more. */
+	if ((!start->done_at_record &&
+	     start->ctx->completed - start->seq >= END_RING) ||
+	    (!end->done_at_record && end->ctx->completed - end->seq >= END_RING))
+		r = CUDA_ERROR_INVALID_VALUE;
+	else if (!t0 || !t1)
+		r = CUDA_ERROR_NOT_READY;
+	pthread_mutex_unlock(&start->ctx->lock);
+	if (r == CUDA_SUCCESS)
+		*ms = (float)((double)((int64_t)t1 - (int64_t)t0) / 1e6);
 	return r;
 }
 
@@ -1000,6 +1054,7 @@ static const struct entry entries[] = {
 	E("cuEventRecord", 7000, true, cuEventRecord_ptsz),
 	E("cuEventQuery", 2000, false, cuEventQuery),
 	E("cuEventSynchronize", 2000, false, cuEventSynchronize),
+	E("cuEventElapsedTime", 2000, false, cuEventElapsedTime),
 	E("cuLaunchKernel", 4000, false, cuLaunchKernel),
 	E("cuLaunchKernel", 7000, true, cuLaunchKernel_ptsz),
 	E("cuLaunchKernelEx", 11060, false, cuLaunchKernelEx),

@@ -10,8 +10,13 @@
 # the 6.1 VM), the probe's median was 700-740 us, and on the H200 PyTorch
 # inference beside training had a p99 of 5.7-8.9 ms instead of 2.7-3.4 ms.
 # Launches of lengths that vary now make the waits block unless the
-# request falls within them. The same probe beside kernels of one length
-# (the mean of the mix) is the reference, in the same test.
+# request falls within them. Even so the mean said little of the next
+# launch: the queue toward a request, counted in mean launches, could hold
+# a long kernel or several, and yields were answered 730-750 us late at
+# p90 here. Such a process's kernels are now timed one by one on the GPU
+# and each launch is predicted by what it launches (kernel_times()). The
+# same probe beside kernels of one length (the mean of the mix) is the
+# reference, in the same test.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 # Bounds: the yield answer's median and the probe's, in parts of the long
@@ -26,15 +31,19 @@ long=$(us 1000)
 mean=$(( (7 * short + long) / 8 ))
 service "$(us 10000)" 1000000
 
-run_busy() {	# run_busy SHORT_US: seven kernels of SHORT_US, then one long
+run_busy() {	# run_busy SHORT_US [VAR=VALUE...]: seven of SHORT_US, one long
+	rb_short=$1
+	shift
 	BP_BUSY="--long-us $long --long-every 8" \
-		busy_and_probe "$1" "$(us 2000)" GPUSCHED_HANDOVER_US="$(us 600)" \
-		GPUSCHED_SPIN_US="$(us 200)" GPUSCHED_STATS=1
+		busy_and_probe "$rb_short" "$(us 2000)" GPUSCHED_HANDOVER_US="$(us 600)" \
+		GPUSCHED_SPIN_US="$(us 200)" GPUSCHED_STATS=1 "$@"
 	share=$(value share "$T/busy.out")
 	p50=$(value latency_p50_us "$T/probe.out")
 	answer=$(stat_p50 yield_answer "$T/busy.err")
+	answer90=$(stat_pct yield_answer 90 "$T/busy.err")
+	timed=$(value timed "$T/busy.err")
 	est=$(sed -n 's/.*us_per_launch=\([0-9.]*\) us_dev=\([0-9.]*\).*/\1 us, deviation \2 us/p' "$T/busy.err" | head -1)
-	echo "# $1 us kernels and every 8th $long us: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(tail -1 "$T/probe.out")"
+	echo "# $rb_short us kernels and every 8th $long us $*: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(tail -1 "$T/probe.out")"
 }
 
 # The reference: every kernel as long as the mix's mean.
@@ -43,18 +52,31 @@ long=$mean
 run_busy "$mean"
 ref_share=$share ref_p50=$p50
 long=$long_saved
+# The same without the kernels timed, for comparison (GPUSCHED_TIME_KERNELS).
+run_busy "$short" GPUSCHED_TIME_KERNELS=0
+untimed90=$answer90 untimed_n=$timed
 run_busy "$short"
 show busy
 check "beside kernels that vary, the busy process answers a yield within 1/$answer_max of its long kernel (${answer:-?} us, median)" \
 	[ "${answer:-999999}" -le $((long / answer_max)) ]
+# Nine yields in ten within half a long kernel: one of them queued at a
+# request is the exception. Untimed: 727-747 us here.
+check "nine in ten within half of it (${answer90:-?} us, ${timed:-0} kernels timed; untimed ${untimed90:-?} us)" \
+	[ "${answer90:-999999}" -le $((long / 2)) ] && [ "${timed:-0}" -gt 0 ]
+check "GPUSCHED_TIME_KERNELS=0 times none (${untimed_n:-?})" [ "${untimed_n:-1}" = 0 ]
 # Most of the GPU's time goes to the long kernels: a request that found
 # one running would wait half of one at the median (704-739 us here, 9.9
 # ms in the 6.1 VM, before); one held back for lands in the gaps.
 check "the probe's median is under $p50_max% of the long kernel (${p50:-?} us; ${ref_p50:-?} us beside kernels of one length)" \
 	[ "${p50:-999999}" -le $((p50_max * long / 100)) ]
-# Held back for the probe's requests, and holding off a long kernel
-# before each, it keeps less than beside kernels of one length (0.71-0.75
-# against 0.84-0.87 on a 2-core host, 0.73 against 0.84 in the 6.1 VM).
-check "and the busy process keeps at least 0.75 of its share beside kernels of one length (${share:-?} against ${ref_share:-?})" \
-	above "${share:-0}" "$(awk -v r="${ref_share:-9}" 'BEGIN { print 0.75 * r }')"
+# Held back for the probe's requests, it keeps less than beside kernels of
+# one length. A long kernel that would end more than
+# GPUSCHED_QUEUE_LATENCY_US (300 us) after a request waits until after it:
+# the request comes at a point of the mix's GPU time, a long kernel's in
+# 7 of 8 cases, with 0 to 700 us of it left, so the GPU idles 440 us of
+# every 2 ms on average for the busy process, 0.22 of the GPU. Kept here:
+# 0.57-0.58 against 0.82-0.85 (0.71-0.75 before the kernels were timed,
+# when the probe waited for them instead).
+check "and the busy process keeps at least 0.6 of its share beside kernels of one length (${share:-?} against ${ref_share:-?})" \
+	above "${share:-0}" "$(awk -v r="${ref_share:-9}" 'BEGIN { print 0.6 * r }')"
 done_testing

@@ -92,8 +92,8 @@ export GPUSCHED_BACKEND="$BACKEND"
 unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
 	GPUSCHED_LABEL GPUSCHED_IDLE_US GPUSCHED_QUEUE GPUSCHED_QUEUE_US GS_START_AT \
 	GPUSCHED_QUEUE_ALONE_US GPUSCHED_QUEUE_LATENCY_US GPUSCHED_IDLE_WANTED_US \
-	GPUSCHED_LATENCY_PREDICT GPUSCHED_HOLD_BACK GPUSCHED_SPIN_US \
-	GPUSCHED_HANDOVER_US GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY \
+	GPUSCHED_LATENCY_PREDICT GPUSCHED_HOLD_BACK GPUSCHED_TIME_KERNELS \
+	GPUSCHED_SPIN_US GPUSCHED_HANDOVER_US GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY \
 	GPUSCHED_LATENCY_LEAD_US
 export GPUSCHED_STATS=1
 # The tests check that two processes never have work on the GPU at once:
@@ -195,10 +195,12 @@ value() {
 	awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "=");
 		if (n && substr($i, 1, n - 1) == k) { print substr($i, n + 1); exit } } }' "$2"
 }
-# stat_p50 NAME FILE: the median of GPUSCHED_STATS's "stats NAME_us" line.
-stat_p50() {
-	sed -n "s/.*stats $1_us p50=\([0-9]*\).*/\1/p" "$2" | head -1
+# stat_pct NAME PCT FILE: a percentile (50, 90, 99) of GPUSCHED_STATS's
+# "stats NAME_us" line; stat_p50 NAME FILE: its median.
+stat_pct() {
+	sed -n "s/.*stats $1_us .*p$2=\([0-9]*\).*/\1/p" "$3" | head -1
 }
+stat_p50() { stat_pct "$1" 50 "$2"; }
 
 # double_count KEY [GPU]: one of the double's shared counters of a GPU.
 double_count() {
