@@ -185,6 +185,8 @@ static struct {
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong held_back;	/* launches held for a latency request */
 	atomic_ullong timed;		/* kernels timed on the GPU (gs_klen) */
+	/* A periodic latency client's acquires at a request (acquire_kind()) */
+	atomic_ullong acq_again, acq_unpredicted, acq_off_beat, acq_on_beat;
 	atomic_ullong early_asks;	/* tokens granted ahead of our request */
 	atomic_ullong early_hits;	/* ... that our request then found */
 	atomic_ullong early_misses;	/* ... given back with no request */
@@ -1628,8 +1630,31 @@ static void early_done(struct gs_dev *d, uint64_t t)
 }
 
 /* A launch at @t (ns) found the token not ours, or asked for early. */
+/*
+ * Why a latency-class client asked for the token when it launched at @t
+ * rather than ahead of its request (ask_early()), for GPUSCHED_STATS: again
+ * within a request (the token given back in a gap of it), no period learnt
+ * yet, off the beat, or on the beat but not asked ahead. These acquires
+ * find a neighbour's queue filled toward the predicted request, not
+ * emptied for it. Caller holds d->lock, before self_note().
+ */
+static atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t)
+{
+	uint64_t due = d->self_next, tol = gs_period_tol(d->self.period);
+
+	if (d->self.last && t >= d->self.last &&
+	    t - d->self.last < GS_PERIOD_BURST_NS)
+		return &stats.acq_again;
+	if (!due)
+		return &stats.acq_unpredicted;
+	if (t + tol < due || t > due + tol)
+		return &stats.acq_off_beat;
+	return &stats.acq_on_beat;
+}
+
 static int gate_slow(struct gs_dev *d, uint64_t t)
 {
+	atomic_ullong *kind = NULL;
 	struct gpusched *g;
 	uint64_t asked;
 	unsigned int cmd;
@@ -1676,8 +1701,11 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
 		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
 	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
-	if (cmd == GPUSCHED_IOC_ACQUIRE)
+	if (cmd == GPUSCHED_IOC_ACQUIRE) {
+		if (is_latency(g))
+			kind = acquire_kind(d, t);
 		self_note(d, t);
+	}
 	asked = gs_now_ns();
 	if (cmd == GPUSCHED_IOC_YIELD)
 		yield_answered(g, asked);
@@ -1696,6 +1724,8 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 			STAT_INC(yields);
 		else
 			STAT_INC(acquires);
+		if (kind)
+			atomic_fetch_add_explicit(kind, 1, memory_order_relaxed);
 		/* Granted after someone else's turn: no wait of ours that
 		 * began before it is a sample of our launches' length (the
 		 * idle thread may have given the token away while a launching
@@ -2073,6 +2103,11 @@ static void print_stats(void)
 			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",
 			       d->name, (unsigned long long)(p / 1000), n);
 	}
+	if (STAT_GET(acq_again) + STAT_GET(acq_unpredicted) +
+	    STAT_GET(acq_off_beat) + STAT_GET(acq_on_beat))
+		gs_log("stats latency_acquires again=%llu unpredicted=%llu off_beat=%llu on_beat=%llu",
+		       STAT_GET(acq_again), STAT_GET(acq_unpredicted),
+		       STAT_GET(acq_off_beat), STAT_GET(acq_on_beat));
 	times_print("grant_wait", &t_grant);
 	times_print("yield_answer", &t_answer);
 	/* What the queue bound was measured against, per context. */

@@ -22,6 +22,10 @@ run_probe() {	# run_probe LEAD_US
 	miss=$(value early_misses "$T/probe.err")
 	reqs=$(value launches "$T/probe.out")
 	p50=$(value latency_p50_us "$T/probe.out")
+	acq=$(value acquires "$T/probe.err")
+	kinds=$(sed -n 's/.*stats latency_acquires //p' "$T/probe.err" | head -1)
+	kinds_sum=$(echo "$kinds" | tr ' ' '\n' | awk -F= '{ n += $2 } END { print n + 0 }')
+	on_beat=$(echo "$kinds" | tr ' ' '\n' | sed -n 's/^on_beat=//p')
 	echo "# GPUSCHED_LATENCY_LEAD_US=$1: busy share $(value share "$T/busy.out"); probe: $reqs requests, asked early $asks times, $hits used, $miss given back; $(tail -1 "$T/probe.out")"
 }
 
@@ -36,9 +40,14 @@ check "no kernel of one process started while the other's ran ($(violations))" \
 	[ "$(violations)" = 0 ]
 show probe
 p1=$p50
+check "each ordinary acquire of the probe said why ($kinds; $acq acquires)" \
+	[ "${kinds_sum:-0}" -eq "${acq:--1}" ]
 run_probe 0
 check "GPUSCHED_LATENCY_LEAD_US=0: never asked early (${asks:-?})" \
 	[ "${asks:-1}" = 0 ]
+# Never asked ahead, the probe asks at each request, on its learnt beat.
+check "and its acquires came on the beat, most of them ($kinds; $reqs requests)" \
+	[ "${kinds_sum:-0}" -eq "${acq:--1}" ] && [ $((${on_beat:-0} * 2)) -gt "${reqs:-0}" ]
 check "the probe's median wait is shorter asking early: $p1 us against $p50 us" \
 	[ "${p1:-999999}" -lt "${p50:-0}" ]
 
