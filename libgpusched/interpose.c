@@ -298,9 +298,9 @@ struct gs_ctx {
 	uint64_t ev_mark[GS_RING];
 	/* cum_ns when each event was recorded. */
 	uint64_t ev_cum[GS_RING];
-	/* The launch an event follows, if it alone, on the same stream as
-	 * the event before it, which was still pending when it was
-	 * launched: the two events' GPU times then frame that kernel. 0: no.
+	/* The key of the launch an event follows, if the event before it
+	 * marks that launch's start (frame_start()): the two events' GPU
+	 * times then frame that kernel. 0: no.
 	 */
 	uint64_t ev_key[GS_RING];
 	CUstream ev_stream[GS_RING];
@@ -777,6 +777,7 @@ static bool kernel_times(struct gs_ctx *cs)
 	       dev_sharing(cs->d) == SHARED_LATENCY;
 }
 
+/* @key's entry in @cs's table; @add: make one if none. Caller holds cs->lock. */
 static struct gs_klen *klen_find(struct gs_ctx *cs, uint64_t key, bool add)
 {
 	uint64_t h = key ^ (key >> 29);
@@ -832,8 +833,8 @@ static void est_sample(struct gs_ctx *cs, uint64_t ns);
 
 /*
  * Event @slot completed, the one before it too (cs->prev): if the two frame
- * one kernel run back to back after ours (ev_key), that is its GPU time.
- * Caller holds cs->lock.
+ * one kernel (ev_key), the GPU time between them is a sample of that
+ * kernel's. Caller holds cs->lock.
  */
 static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 {
@@ -1103,7 +1104,10 @@ static uint64_t queue_limit(struct gs_ctx *cs)
 	return n < floor ? floor : n;
 }
 
-/* May a launch of @key not be queued yet? Timed kernels go by their time. */
+/*
+ * Must a launch of @key wait for room? Timed kernels go by their predicted
+ * GPU time (queue_bound()), others by the count of queue_limit().
+ */
 static bool queue_full(struct gs_ctx *cs, uint64_t key)
 {
 	uint64_t n = cs->launches - cs->done, floor, ns;
@@ -1629,7 +1633,6 @@ static void early_done(struct gs_dev *d, uint64_t t)
 	atomic_store(&d->early, false);
 }
 
-/* A launch at @t (ns) found the token not ours, or asked for early. */
 /*
  * Why a latency-class client asked for the token when it launched at @t
  * rather than ahead of its request (ask_early()), for GPUSCHED_STATS: again
@@ -1652,6 +1655,7 @@ static atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t)
 	return &stats.acq_on_beat;
 }
 
+/* A launch at @t (ns) found the token not ours, or asked for early. */
 static int gate_slow(struct gs_dev *d, uint64_t t)
 {
 	atomic_ullong *kind = NULL;
