@@ -99,6 +99,9 @@ static struct {
 	double fork_at;
 	double idle_after, idle_for;
 	unsigned int period_us;	/* one launch per period, then wait for it */
+	unsigned int burst;	/* ... or so many, burst_gap_us apart (CPU) */
+	unsigned int burst_gap_us;
+	unsigned int burst_pause_us;	/* the gap after the first half */
 	bool memcpy_too;
 	bool capture;
 	int device;
@@ -296,7 +299,7 @@ static void *run_thread(void *arg)
 	bool idled = false;
 	uint64_t buf = 0, dev = 0, tick = 0;
 	CUstream s = NULL;
-	unsigned int n = 0;
+	unsigned int n = 0, req = 0;
 
 	struct rusage ru0, ru1;
 
@@ -332,12 +335,22 @@ static void *run_thread(void *arg)
 		}
 		if (opt.period_us) {
 			/* A probe: launch on the tick, wait for the kernel. */
-			tick = t_start + (uint64_t)n * opt.period_us * 1000ull;
+			tick = t_start + (uint64_t)req++ * opt.period_us * 1000ull;
 			if (n && tick >= t_end)
 				break;
 			sleep_until(CLOCK_MONOTONIC, tick);
 		}
 		r = launch_one(n++, s);
+		/* A request of several kernels, with the CPU's work between
+		 * them (an inference's layers): counted as one launch.
+		 */
+		for (unsigned int b = 1; opt.period_us && !r && b < opt.burst; b++) {
+			unsigned int gap = b == opt.burst / 2 && opt.burst_pause_us ?
+					   opt.burst_pause_us : opt.burst_gap_us;
+
+			sleep_until(CLOCK_MONOTONIC, mono_ns() + gap * 1000ull);
+			r = launch_one(n++, s);
+		}
 		if (opt.period_us && !r) {
 			CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
 			if (id == 0 && nr_lat < MAX_LAT) {
@@ -517,6 +530,9 @@ static void usage(FILE *f)
 "  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
 "  --idle-after S --idle-for S   stop launching for a while\n"
 "  --period-us N          one launch every N us, each waited for (a probe)\n"
+"  --burst N              with --period-us: N launches a request (default 1)\n"
+"  --burst-gap-us N       the CPU's time between them (default 0)\n"
+"  --burst-pause-us N     ... but this long after the first half\n"
 "  --memcpy               also queue async copies\n"
 "  --capture              also launch into a capturing stream\n"
 "  --device N             CUDA ordinal (default 0)\n"
@@ -560,6 +576,9 @@ int main(int argc, char **argv)
 		{ "idle-after", required_argument, NULL, 'i' },
 		{ "idle-for", required_argument, NULL, 'I' },
 		{ "period-us", required_argument, NULL, 'P' },
+		{ "burst", required_argument, NULL, 'B' },
+		{ "burst-gap-us", required_argument, NULL, 'G' },
+		{ "burst-pause-us", required_argument, NULL, 'Q' },
 		{ "memcpy", no_argument, NULL, 'm' },
 		{ "capture", no_argument, NULL, 'C' },
 		{ "device", required_argument, NULL, 'd' },
@@ -620,6 +639,15 @@ int main(int argc, char **argv)
 		case 'P':
 			opt.period_us = (unsigned int)strtoul(optarg, NULL, 10);
 			break;
+		case 'B':
+			opt.burst = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'G':
+			opt.burst_gap_us = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'Q':
+			opt.burst_pause_us = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
 		case 'm':
 			opt.memcpy_too = true;
 			break;
@@ -647,6 +675,7 @@ int main(int argc, char **argv)
 	}
 	if (!opt.kernel_us || (opt.then_at >= 0 && !opt.then_kernel_us) ||
 	    !opt.long_every != !opt.long_us ||
+	    (opt.burst > 1 && !opt.period_us) ||
 	    opt.threads < 1 || opt.threads > 64 || opt.seconds <= 0) {
 		usage(stderr);
 		return 2;

@@ -77,4 +77,31 @@ if [ -n "$GS_CTL" ]; then
 else
 	skip "gpuschedctl not built"
 fi
+
+# A request of several kernels with a pause in it longer than the latency
+# class's idle time (GPUSCHED_IDLE_WANTED_US, 100 us) while the busy client
+# waits: the probe gives the token back in the pause and asks again for
+# the rest of its request. Those acquires are counted as "again" (an
+# inference whose host work pauses does the same). Host only: "again" is
+# within 1 ms of the request's start (GS_PERIOD_BURST_NS, one request to
+# the period learner), and in a VM a launch alone costs up to that.
+if [ "$GS_TEST_SCALE" != 1 ]; then
+	skip "a request paused in it: host only (launches cost ~1 ms in a VM)"
+	done_testing
+fi
+rm -f "$GS_DOUBLE_SHM"
+at=$(start_at)
+run_bg busy client GS_START_AT="$at" "$GS_CLIENT" --seconds "$secs" \
+	--kernel-us "$kern"
+run_bg probe client GS_START_AT="$at" GPUSCHED_CLASS=latency \
+	GPUSCHED_LATENCY_LEAD_US="$lead" "$GS_CLIENT" --seconds "$secs" \
+	--kernel-us "$(us 50)" --period-us "$period" --burst 4 \
+	--burst-pause-us "$(us 400)"
+wait_bg busy && wait_bg probe || not_ok "clients failed"
+reqs=$(value launches "$T/probe.out")
+kinds=$(sed -n 's/.*stats latency_acquires //p' "$T/probe.err" | head -1)
+again=$(echo "$kinds" | tr ' ' '\n' | sed -n 's/^again=//p')
+echo "# requests of 4 kernels, 400 us apart in the middle: $reqs requests; acquires $kinds"
+check "a request paused past the idle time asks again: counted (${again:-0} of $reqs)" \
+	[ $((${again:-0} * 10)) -ge "${reqs:-1}" ]
 done_testing
