@@ -105,7 +105,9 @@ static void usage(const struct gs_opts *o, const char *extra_opt,
 "  --label S           copied into the JSON\n"
 "  --trace FILE        write each kernel's GPU start and end after the\n"
 "                      barrier (%%globaltimer ns, two u64 per kernel);\n"
-"                      periodic: also FILE.lat, each latency (us) in order\n",
+"                      periodic: also FILE.lat, per request in order: its\n"
+"                      latency, how long the launch call took and how late\n"
+"                      the process woke for it (us)\n",
 		o->prog, o->kernel_us, o->seconds, o->period_us, o->warmup_ms);
 	if (extra_opt)
 		fprintf(f, "  --%-17s %s\n", extra_opt, extra_help);
@@ -489,8 +491,13 @@ static double barrier(struct gs_opts *o)
 	return late * 1e6;
 }
 
-/* Periodic: each request's latency beside the trace, in launch order. */
-static void write_latencies(const char *trace, const double *lat, size_t n)
+/*
+ * Periodic: beside the trace, in launch order, each request's latency, the
+ * time its launch call took (a wait for the GPU's token shows there) and
+ * how late the process woke for its tick (the host's part of a slow one).
+ */
+static void write_latencies(const char *trace, const double *lat,
+			    const double *call, const double *woke, size_t n)
 {
 	size_t len = strlen(trace) + sizeof(".lat");
 	char *path = malloc(len);
@@ -503,7 +510,7 @@ static void write_latencies(const char *trace, const double *lat, size_t n)
 	if (!f)
 		gs_die("%s: %s", path, strerror(errno));
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%.1f\n", lat[i]);
+		fprintf(f, "%.1f %.1f %.1f\n", lat[i], call[i], woke[i]);
 	if (fclose(f))
 		gs_die("%s: %s", path, strerror(errno));
 	free(path);
@@ -523,7 +530,8 @@ static double cpu_s(void)
 int gs_main(struct gs_backend *b, struct gs_opts *o)
 {
 	const char *cal_src = "option";
-	double t0, t1, tend, late, *lat = NULL, next, now, sub, c0, c1;
+	double t0, t1, tend, late, *lat = NULL, *call = NULL, *woke = NULL;
+	double next, now, sub, ret, c0, c1;
 	double t_start = gs_now_us(), t_init, t_ready;
 	size_t nlat = 0, cap = 0;
 	long kernels = 0, missed = 0;
@@ -568,7 +576,9 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	if (o->period_us > 0) {
 		cap = (size_t)(o->seconds * 1e6 / o->period_us) + 16;
 		lat = malloc(cap * sizeof(*lat));
-		if (!lat)
+		call = malloc(cap * sizeof(*call));
+		woke = malloc(cap * sizeof(*woke));
+		if (!lat || !call || !woke)
 			gs_die("out of memory for %zu latencies", cap);
 	}
 
@@ -613,10 +623,14 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 			}
 			sub = gs_now_us();
 			b->launch(b, iters, 0);
+			ret = gs_now_us();
 			b->sync(b);
 			now = gs_now_us();
-			if (nlat < cap)
+			if (nlat < cap) {
+				call[nlat] = ret - sub;
+				woke[nlat] = sub > next ? sub - next : 0;
 				lat[nlat++] = now - sub;
+			}
 			kernels++;
 			next += o->period_us;
 			while (next < now) {
@@ -631,7 +645,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	if (o->trace) {
 		write_trace(b, o->trace);
 		if (o->period_us > 0)
-			write_latencies(o->trace, lat, nlat);
+			write_latencies(o->trace, lat, call, woke, nlat);
 	}
 
 	json_head(stdout, b, o);
@@ -668,6 +682,8 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	printf("}\n");
 	fflush(stdout);
 	free(lat);
+	free(call);
+	free(woke);
 	b->fini(b);
 	return 0;
 }

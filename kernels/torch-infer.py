@@ -62,7 +62,7 @@ def main():
     wait_start()
 
     period = args.period_ms / 1e3
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), time.process_time()
     nxt = t0
     lat = []
     missed = 0
@@ -81,6 +81,8 @@ def main():
             nxt += period
             missed += 1
     wall = time.monotonic() - t0
+    cpu = time.process_time() - c0
+
     def dist(v):
         v.sort()
         return {"n": len(v), "p50": round(pct(v, 0.5), 1),
@@ -89,6 +91,7 @@ def main():
 
     out = {"label": args.label, "pid": os.getpid(), "requests": len(lat),
            "missed_periods": missed, "wall_s": round(wall, 4),
+           "cpu_s": round(cpu, 4),
            "latency_us": dist(lat)}
     if args.span:
         out["gpu_span_us"] = dist(spans)

@@ -47,7 +47,7 @@ def main():
 
     wait_start()
 
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), time.process_time()
     steps = 0
     while time.monotonic() - t0 < args.seconds:
         loss = step()
@@ -58,6 +58,7 @@ def main():
     wall = time.monotonic() - t0
     print(json.dumps({"label": args.label, "pid": os.getpid(), "steps": steps,
                       "wall_s": round(wall, 4),
+                      "cpu_s": round(time.process_time() - c0, 4),
                       "steps_per_s": round(steps / wall, 3),
                       "loss": round(float(loss), 4)}), flush=True)
 

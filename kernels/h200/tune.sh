@@ -3,6 +3,7 @@
 #
 # kernels/h200/tune.sh: the library's knobs swept on the borrowed H200 in one
 # command, each setting a separate gpusched-bench run of one scenario.
+# GS_SECONDS overrides the run time, GS_KEEP_TRACES=1 keeps the traces.
 # Builds kernels/ there like bench.sh (the library and the arbiter come
 # prebuilt in build/). Each line of $GS_TUNE (default: the list below) is
 #
@@ -37,6 +38,7 @@ quad-mixed      quad-mixed   gpusched
 '
 args=()
 [ -n "${GS_SECONDS:-}" ] && args+=(--seconds "$GS_SECONDS")
+[ -n "${GS_KEEP_TRACES:-}" ] && args+=(--keep-traces)
 echo "${GS_TUNE:-$DEFAULT_TUNE}" | while read -r name scn modes vars; do
 	[ -n "$name" ] || continue
 	case $name in \#*) continue ;; esac

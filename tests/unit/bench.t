@@ -103,7 +103,9 @@ check "a client that fails is reported" grep -q 'failed / started late' "$T/fail
 # 700 us of a kernel left, then a 138 us gap, then its own 50 us kernel
 # (888 us in all); one at 5000 us finds 300 us left (488 us); one at
 # 7600 us finds the other's kernel just ended and two more started after
-# it (a holder that did not see the request): 2 started after, 2538 us.
+# it (a holder that did not see the request): 2 started after, 2538 us;
+# its launch call took 300 us and it woke 120 us late. read_lat() reads the
+# probe's three columns and an older probe's one.
 tp=$(python3 - "$bench" <<'PY'
 import importlib.machinery, importlib.util, sys
 ld = importlib.machinery.SourceFileLoader("gsb", sys.argv[1])
@@ -115,15 +117,24 @@ others = [us(0, 1000), us(1000, 2000), us(2000, 3000), us(3300, 4300),
           us(4300, 5300), us(5600, 6600), us(6600, 7600), us(7610, 8610),
           us(8610, 9610)]
 ours = [us(3138, 3188), us(5438, 5488), us(10088, 10138)]
-lat = [888, 488, 2538]
+import os, tempfile
+d = tempfile.mkdtemp()
+with open(os.path.join(d, "p.lat"), "w") as f:
+    f.write("888.0 5.0 0.0\n488.0 4.0 0.0\n2538.0 300.0 120.0\n")
+with open(os.path.join(d, "o.lat"), "w") as f:
+    f.write("888.0\n488.0\n")
+lat = b.read_lat(os.path.join(d, "p"))
+old = b.read_lat(os.path.join(d, "o"))
 t = b.tail_parts(ours, lat, others, frac=0.34)
 s, a = t["slowest"], t["all"]
-print("%d %.0f %.0f %.0f %.0f %.0f %.0f" % (t["n_slowest"], s["latency_us"],
-      s["after"], s["gap_us"], s["run_us"], a["left_us"], a["gap_us"]))
+print("%d %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %s" % (t["n_slowest"],
+      s["latency_us"], s["after"], s["gap_us"], s["run_us"], a["left_us"],
+      a["gap_us"], s["call_us"], s["woke_us"], a["call_us"],
+      "old" if old == [(888, None, None), (488, None, None)] else old))
 PY
 )
-check "tail_parts: the slowest request, 2 kernels started after it, gap 478 us; all: 333 us left, gap 251 us ($tp)" \
-	[ "$tp" = "1 2538 2 478 50 333 251" ]
+check "tail_parts: the slowest request, 2 kernels started after it, gap 478 us, call 300 us, woke 120 us late; all: 333 us left, gap 251 us, call 103 us ($tp)" \
+	[ "$tp" = "1 2538 2 478 50 333 251 300 120 103 old" ]
 
 echo "1..$n"
 [ $failed = 0 ]
