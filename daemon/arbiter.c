@@ -109,6 +109,7 @@ static struct {
 	ino_t sock_ino;
 	bool accept_paused;		/* out of descriptors or memory */
 	uint64_t poll_until;		/* --poll-us: poll, not sleep, until */
+	uint64_t started_ns;
 	uint64_t accept_warned_ns;	/* when we last said so */
 	uint64_t next_id;		/* of the next client to attach */
 	struct gs_metrics *metrics;
@@ -267,6 +268,17 @@ static void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
 	/* The holder learns of yields and new waiters from its page. */
 	if (d->pol.holder)
 		status_sync(to_client(d->pol.holder), now);
+}
+
+/* Our CPU time, in s: what polling costs (--poll-us). */
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* Arm the timer for the earliest policy event or parked deadline. */
@@ -1513,6 +1525,7 @@ int arbiter_run(const struct arb_options *o)
 	bool stop = false;
 
 	A.o = o;
+	A.started_ns = now_ns();
 	A.lfd = A.sfd = A.tfd = A.epfd = -1;
 	raise_nofile();
 	A.clients.next = A.clients.prev = &A.clients;
@@ -1603,7 +1616,9 @@ int arbiter_run(const struct arb_options *o)
 						policy_load(true);
 						continue;
 					}
-					logmsg("signal %u: exiting", si.ssi_signo);
+					logmsg("signal %u: exiting (%.3f s of CPU in %.1f s)",
+					       si.ssi_signo, cpu_s(),
+					       (now_ns() - A.started_ns) / 1e9);
 					stop = true;
 				}
 			} else {

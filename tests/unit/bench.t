@@ -69,7 +69,7 @@ check "pair: CPU time in cores, from the client's own count ($c1)" close "$c1" 0
 check "and the table has a row for it" grep -q '^cpu 1, cores  *0.25  ' "$T/log"
 svc=$(get "r[0]['runs']['gpusched']['service']")
 check "gpusched mode ran with the arbiter ($svc)" [ "$svc" = arbiter ]
-check "the arbiter started and stopped" sh -c "grep -q 'listening on' '$T/out/bench.log' && grep -q 'exiting' '$T/out/bench.log'"
+check "the arbiter started and stopped, saying its CPU time" sh -c "grep -q 'listening on' '$T/out/bench.log' && grep -q 'exiting ([0-9.]* s of CPU in [0-9.]* s)' '$T/out/bench.log'"
 ok1=$(get "r[0]['targets'][0]['ok']")
 ok2=$(get "r[0]['targets'][1]['ok']")
 check "a target met is PASS, one missed is short ($ok1, $ok2)" \
