@@ -70,6 +70,11 @@ check "and the table has a row for it" grep -q '^cpu 1, cores  *0.25  ' "$T/log"
 svc=$(get "r[0]['runs']['gpusched']['service']")
 check "gpusched mode ran with the arbiter ($svc)" [ "$svc" = arbiter ]
 check "the arbiter started and stopped, saying its CPU time" sh -c "grep -q 'listening on' '$T/out/bench.log' && grep -q 'exiting ([0-9.]* s of CPU in [0-9.]* s)' '$T/out/bench.log'"
+check "without --keep-traces no trace is left" [ ! -e "$T/out/traces" ]
+GS_BUILD=$T/build "$bench" --out "$T/kept" --modes default --seconds 1 \
+	--keep-traces "$T/pair.scn" >"$T/kept.log" 2>&1
+check "--keep-traces keeps each process's trace under OUT/traces" \
+	sh -c "[ -s '$T/kept/traces/pair-default-0.trace' ] && [ -s '$T/kept/traces/pair-default-1.trace' ]"
 ok1=$(get "r[0]['targets'][0]['ok']")
 ok2=$(get "r[0]['targets'][1]['ok']")
 check "a target met is PASS, one missed is short ($ok1, $ok2)" \
