@@ -273,12 +273,11 @@ static void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
 /* Our CPU time, in s: what polling costs (--poll-us). */
 static double cpu_s(void)
 {
-	struct rusage ru;
+	struct timespec ts;
 
-	if (getrusage(RUSAGE_SELF, &ru))
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
 		return 0;
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Arm the timer for the earliest policy event or parked deadline. */
