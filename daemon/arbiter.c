@@ -109,7 +109,7 @@ static struct {
 	ino_t sock_ino;
 	bool accept_paused;		/* out of descriptors or memory */
 	uint64_t poll_until;		/* --poll-us: poll, not sleep, until */
-	uint64_t started_ns;
+	uint64_t started_ns;		/* for the CPU time said at exit */
 	uint64_t accept_warned_ns;	/* when we last said so */
 	uint64_t next_id;		/* of the next client to attach */
 	struct gs_metrics *metrics;
