@@ -642,7 +642,7 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 	/* A request off the predicted time, for GPUSCHED_DEBUG: what breaks
 	 * a period (queue_limit() and hold_back() go by it).
 	 */
-	if (was && d->lat.last == now && (now + tol < was || now > was + tol))
+	if (was && d->lat.last == now && gs_period_off(now, was, tol))
 		gs_debug("%s: latency-class request %+lld us from the predicted time (seen %lld us after it, yield_ns %s, %lld us after the last)",
 			 d->name, ((long long)now - (long long)was) / 1000,
 			 ((long long)seen - (long long)now) / 1000,
@@ -1650,7 +1650,7 @@ static atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t)
 		return &stats.acq_again;
 	if (!due)
 		return &stats.acq_unpredicted;
-	if (t + tol < due || t > due + tol)
+	if (gs_period_off(t, due, tol))
 		return &stats.acq_off_beat;
 	return &stats.acq_on_beat;
 }

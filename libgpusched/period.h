@@ -8,6 +8,7 @@
 #ifndef GS_PERIOD_H
 #define GS_PERIOD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -36,6 +37,12 @@ struct gs_period {
 static inline uint64_t gs_period_tol(uint64_t period)
 {
 	return period / 8 > GS_PERIOD_TOL_NS ? period / 8 : GS_PERIOD_TOL_NS;
+}
+
+/* Did a request at @t come off the beat predicted at @due, by more than @tol? */
+static inline bool gs_period_off(uint64_t t, uint64_t due, uint64_t tol)
+{
+	return t + tol < due || t > due + tol;
 }
 
 /*
