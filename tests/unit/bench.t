@@ -99,6 +99,24 @@ printf 'title: x\nproc: runtime kernel_us=100\nbogus: 1\n' >"$T/bad.scn"
 rc=$?
 check "a bad scenario is refused with file and line (exit $rc)" \
 	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:3: unknown key' '$T/bad.log'"
+printf 'proc: runtime kernel_us=100 width=2048\n' >"$T/bad.scn"
+"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
+rc=$?
+check "width= only for the PyTorch loops (exit $rc)" \
+	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:1: width is for torch-train' '$T/bad.log'"
+printf 'proc: torch-infer batch=0\n' >"$T/bad.scn"
+"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
+rc=$?
+check "batch=0 is refused (exit $rc)" \
+	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:1: batch must be an integer' '$T/bad.log'"
+# Each client's command line is in the log: a PyTorch loop's width and
+# batch reach it (the loop itself fails here, without torch or a GPU).
+printf 'title: torch width\nproc: torch-infer width=2048 batch=32 class=latency\nproc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=1\n' >"$T/tw.scn"
+GS_BUILD=$T/build "$bench" --modes default --seconds 1 --out "$T/tw" "$T/tw.scn" >"$T/tw.log" 2>&1
+check "the bench logs each command; width= and batch= reach the loop" \
+	sh -c "grep -q 'torch-infer.py .*--period-ms 10.0 --width 2048 --batch 32\$' '$T/tw/bench.log' &&
+	       grep -q '\\$ .*gs-runtime-client .*--kernel-us 100' '$T/tw/bench.log' &&
+	       grep -q 'torch-infer every 10 ms width 2048 batch 32 w1 latency' '$T/tw.log'"
 printf 'proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=1 FAKE_FAIL=1\n' >"$T/fail.scn"
 GS_BUILD=$T/build "$bench" --modes default --seconds 1 --out "$T/out" "$T/fail.scn" >"$T/fail.log" 2>&1
 check "a client that fails is reported" grep -q 'failed / started late' "$T/fail.log"
