@@ -158,6 +158,7 @@ static void status_sync(struct arb_client *c, uint64_t now)
 	st->held_ns = gs_pol_held_now(pc, now);
 	st->overruns = pc->overruns;
 	st->yield_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0;
+	st->yield_due_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_due : 0;
 	/* Clients load flags with acquire: the fields above are valid then. */
 	__atomic_store_n(&st->flags, flags, __ATOMIC_RELEASE);
 	__atomic_store_n(&st->seq, st->seq + 1, __ATOMIC_RELEASE);
@@ -602,20 +603,25 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 			bool yield)
 {
 	struct arb_dev *d = c->dev;
-	uint64_t now;
+	uint64_t now, due = 0;
+	bool bad;
 	int err;
 
 	if (a->flags & ~GPUSCHED_ACQUIRE_ALL) {
 		reply(c, -EOPNOTSUPP, NULL, 0, -1);
 		return;
 	}
-	if (a->reserved || !d) {
-		reply(c, a->reserved ? -EINVAL : -ENOTCONN, NULL, 0, -1);
+	bad = a->due_us && !(a->flags & GPUSCHED_ACQUIRE_DUE);
+	if (bad || !d) {
+		reply(c, bad ? -EINVAL : -ENOTCONN, NULL, 0, -1);
 		return;
 	}
 	now = now_ns();
+	if (a->flags & GPUSCHED_ACQUIRE_DUE)
+		due = now + 1000ull * a->due_us;
 	err = gs_pol_acquire(&d->pol, &c->pol, yield,
-			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, now, apply_cb, d);
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due, now,
+			     apply_cb, d);
 	if (err || c->pol.state == GS_POL_HOLDING) {
 		reply(c, err, NULL, 0, -1);
 		return;

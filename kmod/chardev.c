@@ -55,7 +55,7 @@ static long gs_ioctl_acquire(struct gs_client *c, void __user *argp, bool yield)
 		return -EFAULT;
 	if (a.flags & ~GPUSCHED_ACQUIRE_ALL)
 		return -EOPNOTSUPP;
-	if (a.reserved)
+	if (a.due_us && !(a.flags & GPUSCHED_ACQUIRE_DUE))
 		return -EINVAL;
 	return gs_client_acquire(c, &a, yield);
 }

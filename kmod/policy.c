@@ -276,6 +276,7 @@ static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
 	c->vtime = max_u64(c->vtime, d->min_vtime);
 	c->rank = rank;
 	c->grant_start = now;
+	c->due_at = 0;
 	c->yield_requested = false;
 	c->yield_at = 0;
 	c->revoked = false;
@@ -377,6 +378,26 @@ static void recheck_yield(struct gs_pol_dev *d, u64 now,
 	fx->unyield = c;
 }
 
+/*
+ * When the waiters need the GPU: the earliest time they gave
+ * (GPUSCHED_ACQUIRE_DUE), or 0 if one of them gave none (it needs it now).
+ * The holder asked to yield may leave what ends by then running.
+ */
+static u64 waiters_due(const struct gs_pol_dev *d)
+{
+	const struct gs_pol_link *l;
+	u64 due = GS_POL_NEVER;
+
+	for (l = d->waiting.next; l != &d->waiting; l = l->next) {
+		const struct gs_pol_client *w = wnode_client(l);
+
+		if (!w->due_at)
+			return 0;
+		due = min_u64(due, w->due_at);
+	}
+	return due == GS_POL_NEVER ? 0 : due;
+}
+
 /* Bring the token's state up to date at @now; every entry point ends here. */
 static void update(struct gs_pol_dev *d, u64 now,
 		   struct gs_pol_effects *fx)
@@ -401,6 +422,9 @@ static void update(struct gs_pol_dev *d, u64 now,
 		if (c)
 			grant(d, c, rank, now, fx);
 	}
+	c = d->holder;
+	if (c)
+		c->yield_due = c->yield_requested ? waiters_due(d) : 0;
 }
 
 void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
@@ -563,18 +587,22 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 	link_del(&c->wnode);
 	d->nr_waiting--;
 	c->state = GS_POL_IDLE;
+	c->due_at = 0;
 	recheck_yield(d, now, fx);
 	update(d, now, fx);
 }
 
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
-		   bool nonblock, u64 now, gs_pol_apply_fn *apply, void *arg)
+		   bool nonblock, u64 due, u64 now, gs_pol_apply_fn *apply,
+		   void *arg)
 {
 	struct gs_pol_effects fx = { 0 };
 	int err = 0;
 
 	if (c->state == GS_POL_HOLDING && yield)
 		gs_pol_release(d, c, now, &fx);
+	if (c->state == GS_POL_IDLE)
+		c->due_at = due;
 	if (c->state == GS_POL_HOLDING)
 		err = -EALREADY;
 	else if (c->state == GS_POL_WAITING)

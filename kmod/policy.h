@@ -63,11 +63,13 @@ struct gs_pol_client {
 	struct gs_pol_bucket cap;
 	/* while waiting */
 	u64 wait_start;
+	u64 due_at;		/* when it needs the GPU (ACQUIRE_DUE); 0: now */
 	/* while holding */
 	u64 grant_start;
 	u64 slice_end;		/* yield from here on if someone waits */
 	u64 hard_end;		/* yield from here on regardless (cap) */
 	u64 yield_at;		/* when asked to yield */
+	u64 yield_due;		/* when the waiters need the GPU; 0: now */
 	bool yield_requested;
 	bool revoked;			/* the last grant ended by revocation */
 	/* accounting */
@@ -145,14 +147,16 @@ int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
 
 /*
  * ACQUIRE (and YIELD when @yield: release first) as both token services
- * run it: 0 with @c holding or waiting, -EALREADY (holding), -EBUSY
- * (already waiting) or -EAGAIN (@nonblock and not granted at once). The
- * effects of each step go to @apply before the next step, since one
- * struct gs_pol_effects holds one client per kind.
+ * run it, @due the time @c needs the GPU (0: now): 0 with @c holding or
+ * waiting, -EALREADY (holding), -EBUSY (already waiting) or -EAGAIN
+ * (@nonblock and not granted at once). The effects of each step go to
+ * @apply before the next step, since one struct gs_pol_effects holds one
+ * client per kind.
  */
 typedef void gs_pol_apply_fn(void *arg, struct gs_pol_effects *fx, u64 now);
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
-		   bool nonblock, u64 now, gs_pol_apply_fn *apply, void *arg);
+		   bool nonblock, u64 due, u64 now, gs_pol_apply_fn *apply,
+		   void *arg);
 void gs_pol_tick(struct gs_pol_dev *d, u64 now,
 		 struct gs_pol_effects *fx);
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);

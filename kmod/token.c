@@ -45,6 +45,8 @@ static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 	WRITE_ONCE(st->held_ns, gs_pol_held_now(pc, now));
 	WRITE_ONCE(st->overruns, pc->overruns);
 	WRITE_ONCE(st->yield_ns, flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0);
+	WRITE_ONCE(st->yield_due_ns,
+		   flags & GPUSCHED_ST_YIELD ? pc->yield_due : 0);
 	/* Readers load flags with acquire: the fields above are valid then. */
 	smp_store_release(&st->flags, flags);
 	WRITE_ONCE(st->seq, st->seq + 1);
@@ -338,8 +340,8 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	struct gs_gpu *gpu = gs_client_gpu(c);
 	struct gs_pol_effects fx = {};
 	bool waiting;
+	u64 now, due = 0;
 	int err;
-	u64 now;
 	long ret;
 
 	if (!gpu)
@@ -347,8 +349,10 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 
 	spin_lock_bh(&gpu->lock);
 	now = ktime_get_ns();
+	if (a->flags & GPUSCHED_ACQUIRE_DUE)
+		due = now + (u64)a->due_us * NSEC_PER_USEC;
 	err = gs_pol_acquire(&gpu->pol, &c->pol, yield,
-			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, now,
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due, now,
 			     gs_apply_cb, gpu);
 	/*
 	 * Decided under the lock: a grant on another CPU sets the state

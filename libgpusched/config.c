@@ -129,6 +129,7 @@ static void config_read(void)
 	static const char *const fails[] = { "open", "closed" };
 	static const char *const backends[] = { "auto", "kmod", "arbiter" };
 	const char *s;
+	long lead;
 	bool mps;
 
 	/* GPUSCHED_DEBUG first: gs_debug() calls gs_config(). */
@@ -178,10 +179,13 @@ static void config_read(void)
 
 	/* A periodic latency-class client asks for the token this long
 	 * before its next request is due, and keeps it for the request.
+	 * Unset: as far ahead as the service lets it without idling the GPU
+	 * (interpose.c, ask_lead()).
 	 */
-	cfg.lead_ns = 1000ull * (uint64_t)env_long("GPUSCHED_LATENCY_LEAD_US", 0,
-						    10000, 100,
-						    " (microseconds, 0 not to ask early)");
+	lead = env_long("GPUSCHED_LATENCY_LEAD_US", 0, 10000, -1,
+			" (microseconds, 0 not to ask early)");
+	cfg.lead_auto = lead < 0;
+	cfg.lead_ns = cfg.lead_auto ? 0 : 1000ull * (uint64_t)lead;
 
 	/* Under MPS the GPU runs contexts side by side: latency-class work
 	 * need not wait for the token, which then divides the time of the

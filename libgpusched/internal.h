@@ -42,7 +42,18 @@ struct gpusched {
 	 * has no request id, so replies come back in request order.
 	 */
 	pthread_mutex_t io_lock;
+	/* The service refused GPUSCHED_ACQUIRE_DUE (older than it). */
+	atomic_bool no_due;
 };
+
+/*
+ * ACQUIRE saying that our work comes @due_us from now (0: now), so that
+ * the holder may leave what ends by then running; without the flag where
+ * the service is older than it (then gs_due_supported() is false).
+ */
+int gs_acquire_due(struct gpusched *g, int64_t timeout_ns,
+		   uint32_t due_us) GS_HIDDEN;
+bool gs_due_supported(const struct gpusched *g) GS_HIDDEN;
 
 extern const struct gs_backend gs_backend_kmod GS_HIDDEN;
 extern const struct gs_backend gs_backend_arbiter GS_HIDDEN;
@@ -81,7 +92,8 @@ struct gs_config {
 	bool latency_predict;		/* follow a latency client's period */
 	bool hold_back;			/* hold a launch for its request */
 	bool time_kernels;		/* time kernels of unsteady lengths */
-	uint64_t lead_ns;		/* latency class: ask this early */
+	uint64_t lead_ns;		/* latency class: ask this early; */
+	bool lead_auto;			/* ... or by what the service can */
 	uint64_t idle_wanted_ns;	/* idle time to release when waited for;
 					 * -1: by class (idle_wanted()) */
 	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */

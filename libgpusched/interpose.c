@@ -361,10 +361,14 @@ struct gs_dev {
 	 * A periodic latency-class client (lat_observe(), under lock). The
 	 * prediction is read without the lock (queue_limit(), hold_back()):
 	 * the next request is expected from lat_next on (0: none), off the
-	 * beat after lat_tol, given up for after lat_due().
+	 * beat after lat_tol, given up for after lat_due(). A client that
+	 * says when its request comes (GPUSCHED_ACQUIRE_DUE) asks lat_lead
+	 * before it (0: it does not say; lat_next is then when it asks).
 	 */
 	struct gs_period lat;
-	atomic_ullong lat_next, lat_tol;
+	atomic_ullong lat_next, lat_tol, lat_lead;
+	/* The last yield_due_ns that came when predicted (lat_expected()). */
+	atomic_ullong lat_hit;
 	/*
 	 * Our own requests, when this process is a periodic latency-class
 	 * client (under lock: gate_slow() notes them, the idle thread reads
@@ -622,7 +626,7 @@ static bool dev_wanted(const struct gpusched *g, uint32_t fl)
 static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			uint32_t fl, uint64_t now)
 {
-	uint64_t at, next, was, tol, seen, last;
+	uint64_t at, due, next, was, tol, seen, last;
 
 	if (!gs_config()->latency_predict || !YIELD_ASKED(fl) ||
 	    dev_sharing(d) != SHARED_LATENCY)
@@ -630,14 +634,28 @@ static void lat_observe(struct gs_dev *d, const struct gpusched *g,
 	/* When we were asked; older services do not say: when we saw it.
 	 * Seen late, the request would look due later than it is, and our
 	 * queue, ending then, would make the next one wait as long again.
+	 * A waiter that asks ahead says when its request comes (yield_due_ns):
+	 * the period is then that of its requests, and our queue may run
+	 * until the request rather than until the ask.
 	 */
 	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
+	due = __atomic_load_n(&g->st->yield_due_ns, __ATOMIC_RELAXED);
 	seen = now;
 	if (at && at < now)
 		now = at;
+	if (at && due > at) {
+		if (!atomic_exchange(&d->lat_lead, due - at))
+			gs_debug("%s: the latency-class client says when its requests come (%llu us after it asks)",
+				 d->name, (unsigned long long)((due - at) / 1000));
+		now = due;
+	} else if (at) {
+		atomic_store(&d->lat_lead, 0);
+	}
 	was = atomic_load(&d->lat_next);
 	tol = atomic_load(&d->lat_tol);
 	last = d->lat.last;
+	if (due > at && at && was && !gs_period_off(due, was, tol))
+		atomic_store(&d->lat_hit, due);
 	next = gs_period_note(&d->lat, now);
 	/* A request off the predicted time, for GPUSCHED_DEBUG: what breaks
 	 * a period (queue_limit() and hold_back() go by it).
@@ -900,6 +918,20 @@ static uint32_t dev_flags(struct gs_dev *d)
 	return fl;
 }
 
+/* The page's yield_due_ns on @d, read as dev_flags() reads the flags. */
+static uint64_t dev_yield_due(struct gs_dev *d)
+{
+	struct gpusched *g;
+	uint64_t due = 0;
+
+	atomic_fetch_add(&d->launching, 1);
+	g = atomic_load(&d->g);
+	if (g)
+		due = __atomic_load_n(&g->st->yield_due_ns, __ATOMIC_RELAXED);
+	atomic_fetch_sub(&d->launching, 1);
+	return due;
+}
+
 /* Sleep until CLOCK_MONOTONIC reads @t (ns). */
 static void sleep_until(uint64_t t)
 {
@@ -986,19 +1018,49 @@ static void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 }
 
 /*
+ * Was the request due at @due (yield_due_ns) the one predicted? Only then
+ * was our queue bounded to end by it; a request that came off the beat
+ * finds a queue as deep as any other time.
+ */
+static bool lat_expected(struct gs_dev *d, uint64_t due)
+{
+	uint64_t next = atomic_load_explicit(&d->lat_next, memory_order_relaxed);
+	uint64_t tol = atomic_load_explicit(&d->lat_tol, memory_order_relaxed);
+
+	if (due == atomic_load_explicit(&d->lat_hit, memory_order_relaxed))
+		return true;	/* noted by lat_observe() already */
+	return next && !gs_period_off(due, next, tol);
+}
+
+/*
  * How much of our work may be left running when we give the token away
  * (GPUSCHED_HANDOVER_US): enough to hide the token's way behind it. A
  * latency-class client's request waits for all of it, holding the token
  * meanwhile: to one, no more than GS_LAT_HANDOVER_NS (the token's way on
- * the H200; Documentation/benchmarks.md has what 600 us did there).
+ * the H200; Documentation/benchmarks.md has what 600 us did there). But
+ * where it said when its request comes (yield_due_ns), and that request
+ * was the one predicted (lat_expected()), our queue was bounded to end by
+ * then (queue_bound()): what ends by the request, and GS_LAT_HANDOVER_NS
+ * more, may run on, and the token goes at once. On the H200, asking 400
+ * us ahead, the probe then had a p99 of 304-312 us with its busy
+ * neighbour keeping 0.77 of the GPU, against 443-511 us for the ask
+ * without a time (benchmarks.md, tune73). Leaving all of
+ * GPUSCHED_HANDOVER_US for any such request took PyTorch's inference to a
+ * p99 of 4.8 ms beside training (tune72): training's queue had not been
+ * bounded by requests that came off its beat.
  */
 static uint64_t handover_left(struct gs_dev *d)
 {
-	uint64_t ns = gs_config()->handover_ns;
+	uint64_t ns = gs_config()->handover_ns, due, now;
 
-	if (dev_sharing(d) == SHARED_LATENCY && ns > GS_LAT_HANDOVER_NS)
-		ns = GS_LAT_HANDOVER_NS;
-	return ns;
+	if (dev_sharing(d) != SHARED_LATENCY || ns <= GS_LAT_HANDOVER_NS)
+		return ns;
+	due = dev_yield_due(d);
+	now = gs_now_ns();
+	if (due <= now + GS_LAT_HANDOVER_NS || !lat_expected(d, due))
+		return GS_LAT_HANDOVER_NS;
+	due = due - now + GS_LAT_HANDOVER_NS;
+	return due < ns ? due : ns;
 }
 
 /*
@@ -1123,14 +1185,16 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
 /*
  * Beside a latency-class client whose next request on @d is predicted
  * (lat_next): from when a wait for our kernels should poll the status page,
- * GPUSCHED_SPIN_US before that request, so that its yield is answered at
- * once rather than after the kernel we wait for (or a late wake-up: 60-70
- * us on the H200); until when, in *@until (lat_due()). 0: no such request.
+ * GPUSCHED_SPIN_US before that request (before its ask, where it asks
+ * lat_lead ahead), so that its yield is answered at once rather than after
+ * the kernel we wait for (or a late wake-up: 60-70 us on the H200); until
+ * when, in *@until (lat_due()). 0: no such request.
  */
 static uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t next = atomic_load_explicit(&d->lat_next, memory_order_relaxed);
+	uint64_t ask;
 
 	if (!next || !c->spin_ns || !c->handover_ns ||
 	    dev_sharing(d) != SHARED_LATENCY)
@@ -1138,7 +1202,8 @@ static uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
 	*until = lat_due(d, next);
 	if (now >= *until)
 		return 0;
-	return next > c->spin_ns ? next - c->spin_ns : 1;
+	ask = next - atomic_load_explicit(&d->lat_lead, memory_order_relaxed);
+	return ask > c->spin_ns ? ask - c->spin_ns : 1;
 }
 
 /*
@@ -1917,6 +1982,29 @@ static bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 #define GS_EARLY_WAIT_NS 20000000ull
 
 /*
+ * How far ahead of our request ask_early() asks, unless
+ * GPUSCHED_LATENCY_LEAD_US says: a service that passes on when the request
+ * comes (GPUSCHED_ACQUIRE_DUE) lets the holder's work run until then, so
+ * asking early costs no GPU time, and 400 us covers the token's way in all
+ * but the slowest requests (through the H200's arbiter: p90 177-271 us,
+ * p99 351-732 us; 200-400 us ahead were tried, benchmarks.md tune70-73).
+ * Without it the holder takes the ask for the request, and each 100 us
+ * asked earlier idled the GPU as long: the busy neighbour of the H200's
+ * probe kept 0.78 at 100 us, 0.68-0.69 at 300 us (tune69).
+ */
+#define GS_LEAD_DUE_NS 400000ull
+#define GS_LEAD_NS 100000ull
+
+static uint64_t ask_lead(const struct gpusched *g)
+{
+	const struct gs_config *c = gs_config();
+
+	if (!c->lead_auto)
+		return c->lead_ns;
+	return gs_due_supported(g) ? GS_LEAD_DUE_NS : GS_LEAD_NS;
+}
+
+/*
  * As a periodic latency-class client beside others, ask for @d's token
  * GPUSCHED_LATENCY_LEAD_US before our next request is due, so that the
  * token's way (the holder's answer, the service's hand-over, our wake-up)
@@ -1931,12 +2019,12 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 {
 	static __thread bool slack_set;
 	const struct gs_config *c = gs_config();
-	uint64_t due, at, tol, wait;
+	uint64_t due, at, tol, wait, lead;
 	struct gpusched *g;
 	uint32_t fl;
 	int err;
 
-	if (!c->lead_ns)
+	if (!c->lead_auto && !c->lead_ns)
 		return false;
 	if (pthread_mutex_trylock(&d->lock))
 		return true;	/* a launch is asking: it gets the token */
@@ -1963,9 +2051,10 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 		pthread_mutex_unlock(&d->lock);
 		return false;
 	}
-	if (now + c->lead_ns < due) {
-		if (due - c->lead_ns < *next)
-			*next = due - c->lead_ns;
+	lead = ask_lead(g);
+	if (now + lead < due) {
+		if (due - lead < *next)
+			*next = due - lead;
 		pthread_mutex_unlock(&d->lock);
 		return true;
 	}
@@ -1979,7 +2068,7 @@ static bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 	 * request).
 	 */
 	atomic_store(&d->early, true);
-	err = gpusched_acquire(g, (int64_t)wait);
+	err = gs_acquire_due(g, (int64_t)wait, (uint32_t)((due - now) / 1000));
 	if (!err || err == -EALREADY) {
 		at = gs_now_ns();
 		STAT_INC(early_asks);

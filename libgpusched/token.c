@@ -87,9 +87,11 @@ GPUSCHED_API int gpusched_close(struct gpusched *g)
 	return err;
 }
 
-static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns)
+static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns,
+		    uint32_t due_us)
 {
 	struct gpusched_acquire a = { 0 };
+	int err;
 
 	if (!g)
 		return -EINVAL;
@@ -103,17 +105,38 @@ static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns)
 	} else if (timeout_ns != GPUSCHED_FOREVER) {
 		return -EINVAL;
 	}
+	if (due_us && !atomic_load_explicit(&g->no_due, memory_order_relaxed)) {
+		a.flags |= GPUSCHED_ACQUIRE_DUE;
+		a.due_us = due_us;
+		err = g->be->call(g, cmd, &a);
+		if (err != -EOPNOTSUPP)
+			return err;
+		/* A service older than the flag: ask as before. */
+		atomic_store_explicit(&g->no_due, true, memory_order_relaxed);
+		a.flags &= ~GPUSCHED_ACQUIRE_DUE;
+		a.due_us = 0;
+	}
 	return g->be->call(g, cmd, &a);
 }
 
 GPUSCHED_API int gpusched_acquire(struct gpusched *g, int64_t timeout_ns)
 {
-	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns);
+	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns, 0);
+}
+
+int gs_acquire_due(struct gpusched *g, int64_t timeout_ns, uint32_t due_us)
+{
+	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns, due_us);
+}
+
+bool gs_due_supported(const struct gpusched *g)
+{
+	return !atomic_load_explicit(&g->no_due, memory_order_relaxed);
 }
 
 GPUSCHED_API int gpusched_yield(struct gpusched *g, int64_t timeout_ns)
 {
-	return wait_cmd(g, GPUSCHED_IOC_YIELD, timeout_ns);
+	return wait_cmd(g, GPUSCHED_IOC_YIELD, timeout_ns, 0);
 }
 
 GPUSCHED_API int gpusched_release(struct gpusched *g)
@@ -160,9 +183,9 @@ GPUSCHED_API int gpusched_gate(struct gpusched *g, int (*drain)(void *arg),
 				return err;
 		}
 		if (fl & GPUSCHED_ST_HOLDING)
-			return wait_cmd(g, GPUSCHED_IOC_YIELD, GPUSCHED_FOREVER);
+			return wait_cmd(g, GPUSCHED_IOC_YIELD, GPUSCHED_FOREVER, 0);
 	}
-	err = wait_cmd(g, GPUSCHED_IOC_ACQUIRE, GPUSCHED_FOREVER);
+	err = wait_cmd(g, GPUSCHED_IOC_ACQUIRE, GPUSCHED_FOREVER, 0);
 	return err == -EALREADY ? 0 : err;
 }
 

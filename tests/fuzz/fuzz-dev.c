@@ -337,16 +337,20 @@ static void op_acquire(struct thr *t, bool yield)
 	}
 	a.timeout_ns = gs_chance(&t->rng, 80) ? gs_below(&t->rng, 20000000) :
 						gs_interesting(&t->rng);
-	if (gs_chance(&t->rng, 4))
-		a.reserved = gs_rnd(&t->rng);
+	/* When the work comes: with the flag, any time; without, EINVAL. */
+	if (gs_chance(&t->rng, 8))
+		a.flags |= GPUSCHED_ACQUIRE_DUE;
+	if (gs_chance(&t->rng, 8))
+		a.due_us = gs_rnd(&t->rng);
 	arg = pick_arg(t, &a, sizeof(a), &valid);
 	err = xioctl(fd, yield ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE, arg);
 	if (!valid)
 		EXPECT_IN(t, "acquire (bad pointer)", err, -EFAULT, -EBADF);
 	else if (a.flags & ~GPUSCHED_ACQUIRE_ALL)
 		EXPECT_IN(t, "acquire (unknown flags)", err, -EOPNOTSUPP, -EBADF);
-	else if (a.reserved)
-		EXPECT_IN(t, "acquire (reserved)", err, -EINVAL, -EBADF);
+	else if (a.due_us && !(a.flags & GPUSCHED_ACQUIRE_DUE))
+		EXPECT_IN(t, "acquire (due_us without the flag)", err, -EINVAL,
+			  -EBADF);
 	else
 		EXPECT_IN(t, "acquire", err, 0, -EALREADY, -EBUSY, -EAGAIN,
 			  -EINTR, -ETIMEDOUT, -ENOTCONN, -EBADF);

@@ -15,8 +15,9 @@ lead=$(us 1000)
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe LEAD_US
-	BP_PROBE="GPUSCHED_LATENCY_LEAD_US=$1" \
-		busy_and_probe "$kern" "$period"
+	BP_PROBE="GPUSCHED_LATENCY_LEAD_US=$1" BP_BUSY= \
+		busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=1
+	busy=$(value share "$T/busy.out")
 	asks=$(value early_asks "$T/probe.err")
 	hits=$(value early_hits "$T/probe.err")
 	miss=$(value early_misses "$T/probe.err")
@@ -39,7 +40,13 @@ check "most were used by the request ($hits of $asks)" \
 check "no kernel of one process started while the other's ran ($(violations))" \
 	[ "$(violations)" = 0 ]
 show probe
-p1=$p50
+p1=$p50 busy1=$busy
+# The ask says when the request comes (GPUSCHED_ACQUIRE_DUE): the holder
+# learns the period from the requests and keeps its work running until
+# then, so asking ahead costs it no GPU time (without the time, asking
+# this far ahead left it idle for most of the lead every period).
+check "the busy neighbour is told when the requests come" \
+	grep -q "says when its requests come" "$T/busy.err"
 check "each ordinary acquire of the probe said why ($kinds; $acq acquires)" \
 	[ "${kinds_sum:-0}" -eq "${acq:--1}" ]
 run_probe 0
@@ -50,6 +57,8 @@ check "and its acquires came on the beat, most of them ($kinds; $reqs requests)"
 	[ "${kinds_sum:-0}" -eq "${acq:--1}" ] && [ $((${on_beat:-0} * 2)) -gt "${reqs:-0}" ]
 check "the probe's median wait is shorter asking early: $p1 us against $p50 us" \
 	[ "${p1:-999999}" -lt "${p50:-0}" ]
+check "and its neighbour keeps as much of the GPU: $busy1 against $busy" \
+	awk -v a="${busy1:-0}" -v b="${busy:-1}" 'BEGIN { exit !(a >= b - 0.03) }'
 
 # The latency class from outside (the daemon's rules; here gpuschedctl),
 # not the environment: the library reads it from its status page.

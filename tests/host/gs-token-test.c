@@ -77,6 +77,41 @@ static void *acquire_thread(void *arg)
 	return (void *)r;
 }
 
+/* A waiter whose work comes 500 ms after it asks (GPUSCHED_ACQUIRE_DUE). */
+#define DUE_US 500000u
+static uint64_t due_asked;
+
+static void *due_thread(void *arg)
+{
+	struct gpusched *g = arg;
+	long r;
+
+	due_asked = ns_now();
+	r = gs_acquire_due(g, 5000000000LL, DUE_US);
+	if (!r) {
+		usleep(20000);
+		r = gpusched_release(g);
+	}
+	return (void *)r;
+}
+
+/* A service older than GPUSCHED_ACQUIRE_DUE, as the library sees one. */
+static int old_calls, old_refused;
+static int (*real_call)(struct gpusched *g, unsigned int cmd, void *arg);
+
+static int old_call(struct gpusched *g, unsigned int cmd, void *arg)
+{
+	struct gpusched_acquire *a = arg;
+
+	old_calls++;
+	if ((cmd == GPUSCHED_IOC_ACQUIRE || cmd == GPUSCHED_IOC_YIELD) &&
+	    (a->flags & GPUSCHED_ACQUIRE_DUE)) {
+		old_refused++;
+		return -EOPNOTSUPP;
+	}
+	return real_call(g, cmd, arg);
+}
+
 /* A waiter that gives up after 300 ms: ETIMEDOUT expected. */
 static void *give_up_thread(void *arg)
 {
@@ -157,8 +192,9 @@ int main(void)
 	aq.flags = 1U << 7;
 	EXPECT(g->be->call(g, GPUSCHED_IOC_ACQUIRE, &aq), -EOPNOTSUPP);
 	aq.flags = 0;
-	aq.reserved = 1;
+	aq.due_us = 1;		/* without GPUSCHED_ACQUIRE_DUE */
 	EXPECT(g->be->call(g, GPUSCHED_IOC_ACQUIRE, &aq), -EINVAL);
+	aq.due_us = 0;
 	rel.flags = 2;
 	EXPECT(g->be->call(g, GPUSCHED_IOC_RELEASE, &rel), -EOPNOTSUPP);
 	par.mask = 1U << 9;
@@ -268,6 +304,50 @@ int main(void)
 	EXPECT(gpusched_release(g), 0);
 	EXPECT(gpusched_info(g, &info), 0);
 	ok(info.overruns == 0, "no overrun (%llu)", (unsigned long long)info.overruns);
+
+	/*
+	 * A waiter that says when its work comes (GPUSCHED_ACQUIRE_DUE): the
+	 * holder's page says when, beside when it was asked; 0 before.
+	 */
+	EXPECT(gpusched_acquire(g, GPUSCHED_FOREVER), 0);
+	ok(!g->st->yield_due_ns, "no yield asked: yield_due_ns is 0 (%llu)",
+	   (unsigned long long)g->st->yield_due_ns);
+	pthread_create(&t, NULL, due_thread, g2);
+	t0 = ms_now();
+	while (!gpusched_yield_requested(g) && ms_now() - t0 < 3000)
+		usleep(1000);
+	seen = ns_now();
+	ok(gpusched_yield_requested(g) &&
+	   g->st->yield_due_ns >= due_asked + DUE_US * 1000ull &&
+	   g->st->yield_due_ns <= seen + DUE_US * 1000ull,
+	   "yield_due_ns says when the waiter's work comes (%lld us after it asked; %u asked)",
+	   (long long)(g->st->yield_due_ns - due_asked) / 1000, DUE_US);
+	EXPECT(gpusched_gate(g, NULL, NULL), 0);
+	pthread_join(t, &res);
+	ok((long)res == 0 && gpusched_holding(g) && !g->st->yield_due_ns,
+	   "granted in between; holding again, yield_due_ns 0 (%ld, %llu)",
+	   (long)res, (unsigned long long)g->st->yield_due_ns);
+	EXPECT(gpusched_release(g), 0);
+	ok(gs_due_supported(g2), "the service took GPUSCHED_ACQUIRE_DUE");
+
+	/* Against a service older than the flag the library asks without. */
+	{
+		struct gs_backend old = *g2->be;
+		const struct gs_backend *was = g2->be;
+
+		real_call = was->call;
+		old.call = old_call;
+		g2->be = &old;
+		EXPECT(gs_acquire_due(g2, 0, DUE_US), 0);
+		ok(old_refused == 1 && old_calls == 2 && !gs_due_supported(g2),
+		   "an old service: refused once, asked again without (%d of %d calls)",
+		   old_refused, old_calls);
+		EXPECT(gpusched_release(g2), 0);
+		EXPECT(gs_acquire_due(g2, 0, DUE_US), 0);
+		ok(old_refused == 1, "and not offered again (%d refused)", old_refused);
+		EXPECT(gpusched_release(g2), 0);
+		g2->be = was;
+	}
 
 	/* Parameters. */
 	EXPECT(gpusched_set_params(g, 0, GPUSCHED_KEEP, GPUSCHED_KEEP), -EINVAL);

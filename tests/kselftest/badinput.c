@@ -76,7 +76,7 @@ TEST_F(badinput, wrong_size_or_direction_gives_enotty)
 TEST_F(badinput, nonzero_reserved_gives_einval)
 {
 	struct gpusched_attach at = { .reserved = 1 };
-	struct gpusched_acquire aq = { .reserved = 1 };
+	struct gpusched_acquire aq = { .due_us = 1 };	/* without the flag */
 	struct gpusched_release rl = { .reserved = 1 };
 	struct gpusched_params pa = { .mask = GPUSCHED_PARAM_WEIGHT, .weight = 50 };
 	struct gpusched_client_info ci;

@@ -1013,6 +1013,67 @@ static void t_yield_withdrawn(void)
 	sim_free(&s);
 }
 
+static void fx_none(void *arg, struct gs_pol_effects *fx, uint64_t now)
+{
+	(void)arg;
+	(void)fx;
+	(void)now;
+}
+
+/*
+ * yield_due: when the waiters need the GPU, for the holder asked to yield.
+ * The earliest of the times they gave (GPUSCHED_ACQUIRE_DUE); 0 as soon
+ * as one gave none; 0 while no yield is asked; the grant clears a due.
+ */
+static void t_yield_due(void)
+{
+	struct gs_pol_client c[3];
+	struct gs_pol_params p;
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC;
+	int i;
+
+	gs_pol_default_params(&p);
+	gs_pol_dev_init(&d, &p, now);
+	for (i = 0; i < 3; i++)
+		gs_pol_client_init(&d, &c[i], now);
+	CHECK(gs_pol_acquire(&d, &c[0], false, false, 0, now, fx_none, NULL) == 0 &&
+	      d.holder == &c[0], "first acquire not granted");
+	CHECK(c[0].yield_due == 0, "yield_due %" PRIu64 " with nobody waiting",
+	      c[0].yield_due);
+	/* Latency class: the holder is asked to yield at once. */
+	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
+				       now, &fx) == 0, "set latency class");
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[1], false, false, now + 400 * US, now,
+			     fx_none, NULL) == 0, "due acquire refused");
+	CHECK(c[0].yield_requested && c[0].yield_due == now + 400 * US,
+	      "holder asked %d, yield_due %" PRIu64 " (want %" PRIu64 ")",
+	      c[0].yield_requested, c[0].yield_due, now + 400 * US);
+	/* A second waiter with none: someone needs the GPU now. */
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[2], false, false, 0, now, fx_none, NULL) == 0,
+	      "second waiter refused");
+	CHECK(c[0].yield_due == 0, "yield_due %" PRIu64 " with a waiter that gave none",
+	      c[0].yield_due);
+	/* It leaves: the due of the one left counts again. */
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_cancel_wait(&d, &c[2], now, &fx);
+	CHECK(c[0].yield_due == now - 10 * US + 400 * US,
+	      "yield_due %" PRIu64 " after the other left", c[0].yield_due);
+	/* The holder yields: the waiter is granted, its due cleared. */
+	now += 100 * US;
+	CHECK(gs_pol_acquire(&d, &c[0], true, false, 0, now, fx_none, NULL) == 0 &&
+	      d.holder == &c[1] && c[1].due_at == 0 && c[1].yield_due == 0,
+	      "yield: holder %td, due_at %" PRIu64, d.holder - c, c[1].due_at);
+	for (i = 0; i < 3; i++) {
+		fx = (struct gs_pol_effects){ 0 };
+		gs_pol_client_exit(&d, &c[i], now, &fx);
+	}
+}
+
 static void t_next_event(void)
 {
 	struct gs_pol_params p;
@@ -1765,6 +1826,7 @@ static const struct tap_test tests[] = {
 	{ "release by a non-holder is EPERM; calls in the wrong state do nothing", t_eperm },
 	{ "overrun: revoked after grace_ns, charged, counted; not before", t_overrun },
 	{ "yield withdrawn when the waiters that justified it leave", t_yield_withdrawn },
+	{ "yield_due: the waiters' earliest due, 0 once one needs it now", t_yield_due },
 	{ "next_event: slice end, grace end, nothing for a lone holder", t_next_event },
 	{ "next_event: an overdue event is due now, even before a tick", t_next_event_overdue },
 	{ "a grant of any length is charged in full", t_long_grant },

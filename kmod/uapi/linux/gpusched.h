@@ -32,6 +32,11 @@
  *	(ETIMEDOUT). With GPUSCHED_ACQUIRE_NONBLOCK, do not wait (EAGAIN).
  *	EALREADY if the client holds the token, ENOTCONN before ATTACH.
  *	If the client was holding and asked to yield, use YIELD instead.
+ *	With GPUSCHED_ACQUIRE_DUE, the caller asks ahead of its need: its
+ *	work comes @due_us microseconds from the call. The holder asked to
+ *	yield for it sees when on its status page (@yield_due_ns) and may
+ *	leave the work that ends by then running (modules older than this
+ *	flag give EOPNOTSUPP). Without the flag @due_us must be 0.
  *
  * GPUSCHED_IOC_RELEASE (struct gpusched_release, in)
  *	Give the token back. The held time is charged to the client. EPERM
@@ -153,13 +158,15 @@ struct gpusched_attach {
 enum gpusched_acquire_flags {
 	GPUSCHED_ACQUIRE_NONBLOCK = 1U << 0,
 	GPUSCHED_ACQUIRE_TIMEOUT = 1U << 1,
-	GPUSCHED_ACQUIRE_ALL = GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT,
+	GPUSCHED_ACQUIRE_DUE = 1U << 2,
+	GPUSCHED_ACQUIRE_ALL = GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT |
+			       GPUSCHED_ACQUIRE_DUE,
 };
 
 struct gpusched_acquire {
 	__u64 timeout_ns;		/* relative; with GPUSCHED_ACQUIRE_TIMEOUT */
 	__u32 flags;			/* enum gpusched_acquire_flags */
-	__u32 reserved;
+	__u32 due_us;			/* relative; with GPUSCHED_ACQUIRE_DUE */
 };
 
 struct gpusched_release {
@@ -254,7 +261,14 @@ struct gpusched_status {
 	 * that, a waiter came: a latency-class client's period.
 	 */
 	__u64 yield_ns;
-	__u64 reserved[6];
+	/*
+	 * While YIELD is set: when the waiters need the GPU, where every one
+	 * of them said so (GPUSCHED_ACQUIRE_DUE); 0 when one needs it now,
+	 * otherwise, and from modules older than this field (it was
+	 * reserved). Work of the holder's that ends by then delays nobody.
+	 */
+	__u64 yield_due_ns;
+	__u64 reserved[5];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7
