@@ -900,35 +900,38 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 }
 
 /*
- * The token's flags on @d (0: no client), for a thread outside the gate:
- * read under the launching count, as the gate's fast path reads them, since
- * retire_locked() waits for that count before it closes the client and
- * unmaps its status page.
+ * The token's flags on @d (0: no client) and, with @due, its page's
+ * yield_due_ns, for a thread outside the gate: read under the launching
+ * count, as the gate's fast path reads them, since retire_locked() waits
+ * for that count before it closes the client and unmaps its status page.
  */
-static uint32_t dev_flags(struct gs_dev *d)
+static uint32_t dev_page(struct gs_dev *d, uint64_t *due)
 {
 	struct gpusched *g;
 	uint32_t fl = 0;
 
 	atomic_fetch_add(&d->launching, 1);
 	g = atomic_load(&d->g);
-	if (g)
+	if (g) {
 		fl = gs_status_flags(g);
+		if (due)
+			*due = __atomic_load_n(&g->st->yield_due_ns,
+					       __ATOMIC_RELAXED);
+	}
 	atomic_fetch_sub(&d->launching, 1);
 	return fl;
 }
 
-/* The page's yield_due_ns on @d, read as dev_flags() reads the flags. */
+static uint32_t dev_flags(struct gs_dev *d)
+{
+	return dev_page(d, NULL);
+}
+
 static uint64_t dev_yield_due(struct gs_dev *d)
 {
-	struct gpusched *g;
 	uint64_t due = 0;
 
-	atomic_fetch_add(&d->launching, 1);
-	g = atomic_load(&d->g);
-	if (g)
-		due = __atomic_load_n(&g->st->yield_due_ns, __ATOMIC_RELAXED);
-	atomic_fetch_sub(&d->launching, 1);
+	dev_page(d, &due);
 	return due;
 }
 

@@ -94,21 +94,18 @@ else
 	ok "# SKIP gnuplot not installed"
 fi
 
-printf 'title: x\nproc: runtime kernel_us=100\nbogus: 1\n' >"$T/bad.scn"
-"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
-rc=$?
-check "a bad scenario is refused with file and line (exit $rc)" \
-	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:3: unknown key' '$T/bad.log'"
-printf 'proc: runtime kernel_us=100 width=2048\n' >"$T/bad.scn"
-"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
-rc=$?
-check "width= only for the PyTorch loops (exit $rc)" \
-	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:1: width is for torch-train' '$T/bad.log'"
-printf 'proc: torch-infer batch=0\n' >"$T/bad.scn"
-"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
-rc=$?
-check "batch=0 is refused (exit $rc)" \
-	sh -c "[ $rc = 2 ] && grep -q 'bad.scn:1: batch must be an integer' '$T/bad.log'"
+refused() {	# refused WHAT SCENARIO_TEXT MESSAGE: exit 2, saying MESSAGE
+	printf %b "$2" >"$T/bad.scn"
+	"$bench" --out "$T/out" "$T/bad.scn" >"$T/bad.log" 2>&1
+	rc=$?
+	check "$1 (exit $rc)" sh -c "[ $rc = 2 ] && grep -q '$3' '$T/bad.log'"
+}
+refused "a bad scenario is refused with file and line" \
+	'title: x\nproc: runtime kernel_us=100\nbogus: 1\n' 'bad.scn:3: unknown key'
+refused "width= only for the PyTorch loops" \
+	'proc: runtime kernel_us=100 width=2048\n' 'bad.scn:1: width is for torch-train'
+refused "batch=0 is refused" \
+	'proc: torch-infer batch=0\n' 'bad.scn:1: batch must be an integer'
 # Each client's command line is in the log: a PyTorch loop's width and
 # batch reach it (the loop itself fails here, without torch or a GPU).
 printf 'title: torch width\nproc: torch-infer width=2048 batch=32 class=latency\nproc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=1\n' >"$T/tw.scn"
