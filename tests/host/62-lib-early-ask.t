@@ -57,8 +57,10 @@ check "and its acquires came on the beat, most of them ($kinds; $reqs requests)"
 	[ "${kinds_sum:-0}" -eq "${acq:--1}" ] && [ $((${on_beat:-0} * 2)) -gt "${reqs:-0}" ]
 check "the probe's median wait is shorter asking early: $p1 us against $p50 us" \
 	[ "${p1:-999999}" -lt "${p50:-0}" ]
+# Without the time it would lose most of the lead every period (0.14 of
+# the GPU on this host); within 0.06 leaves room for the VM's noise.
 check "and its neighbour keeps as much of the GPU: $busy1 against $busy" \
-	awk -v a="${busy1:-0}" -v b="${busy:-1}" 'BEGIN { exit !(a >= b - 0.03) }'
+	awk -v a="${busy1:-0}" -v b="${busy:-1}" 'BEGIN { exit !(a >= b - 0.06) }'
 
 # The latency class from outside (the daemon's rules; here gpuschedctl),
 # not the environment: the library reads it from its status page.
