@@ -14,9 +14,11 @@ DEBUG_FUZZ_SECONDS ?= 60
 
 .PHONY: check-debug debug-kernel check-kcsan kcsan-kernel
 debug-kernel:
+	$(Q)tests/tools/install-deps.sh
 	$(Q)tests/debug/build-kernel.sh >/dev/null
 
 kcsan-kernel:
+	$(Q)tests/tools/install-deps.sh
 	$(Q)tests/debug/build-kernel.sh kcsan >/dev/null
 
 check-debug: debug-kernel

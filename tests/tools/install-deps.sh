@@ -30,6 +30,10 @@ PACKAGES="
 	valgrind
 	clang
 	libclang-rt-14-dev
+	bison
+	flex
+	bc
+	libelf-dev
 "
 
 missing=
