@@ -13,9 +13,12 @@ l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 # The probe's median, in half kernels: in a VM the period is not always
 # learnt and each hand-over costs milliseconds of emulated CPU (22-71 ms
-# for 30 ms kernels with this library, 2.8 s before).
+# for 30 ms kernels with this library, 2.8 s before). On 2026-12-01 the
+# 6.12 VM gave 25-316 ms over nine runs, and 31-126 ms over three with
+# the library before the early ask's time (both failed the old bound of
+# 8, 120 ms): 30 (450 ms) still catches the starvation of seconds.
 secs=4 p50_max=3
-[ "$GS_TEST_SCALE" = 1 ] || { secs=10 p50_max=8; }
+[ "$GS_TEST_SCALE" = 1 ] || { secs=10 p50_max=30; }
 kern=$(us 3000)
 service "$(us 10000)" 1000000
 busy_and_probe "$kern" "$(us 2000)" GPUSCHED_HANDOVER_US="$(us 600)" \
