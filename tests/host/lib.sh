@@ -15,9 +15,21 @@ ok() { t_n=$((t_n + 1)); echo "ok $t_n - $*"; }
 not_ok() { t_n=$((t_n + 1)); t_failed=$((t_failed + 1)); echo "not ok $t_n - $*"; }
 skip() { t_n=$((t_n + 1)); echo "ok $t_n - # SKIP $*"; }
 diag() { sed 's/^/# /' "$@"; }
-check() {	# check DESCRIPTION COMMAND...
+check() {	# check DESCRIPTION COMMAND...: one simple command
 	d=$1
 	shift
+	# In `check D [ A ] && [ B ]` only [ A ] is check's: the shell runs
+	# [ B ] after check returns and drops its result. tests/unit/lint-checks.t
+	# finds those; here, a first word that "$@" cannot run as one command
+	# (a keyword, or a line of shell in one string) fails the check.
+	case ${1-} in
+	'' | '!' | '{' | '[[' | if | while | until | case | for | \
+	*'&&'* | *'||'* | *';'* | '[ '* | 'test '*)
+		not_ok "$d"
+		echo "# check: '${1-}' is not one command: write test A -a B, a function, or two checks"
+		return 0
+		;;
+	esac
 	if "$@"; then ok "$d"; else not_ok "$d"; fi
 }
 done_testing() {
