@@ -52,7 +52,7 @@ deps:
 check:
 	$(Q)tests/tools/install-deps.sh
 	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
-		{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+		{ echo "build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 	$(Q)$(VM_ENV) tests/tools/prove-count $(PROVE_FLAGS) \
 		$$(ls tests/unit/*.t tests/host/*.t 2>/dev/null) $(VM_T) \
 		tests/demo/demo.t

@@ -26,7 +26,7 @@ kcsan-kernel:
 check-debug: debug-kernel
 	$(Q)tests/tools/install-deps.sh
 	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
-		{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+		{ echo "build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 	$(Q)$(VM_ENV) DEBUG_FUZZ_SECONDS=$(DEBUG_FUZZ_SECONDS) \
 		TAP_TIMEOUT=$${TAP_TIMEOUT:-2700} \
 		tests/tools/prove-count $(PROVE_FLAGS) tests/debug/vm-debug.t
@@ -34,7 +34,7 @@ check-debug: debug-kernel
 check-kcsan: kcsan-kernel
 	$(Q)tests/tools/install-deps.sh
 	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
-		{ echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+		{ echo "build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 	$(Q)$(VM_ENV) DEBUG_FUZZ_SECONDS=$(DEBUG_FUZZ_SECONDS) \
 		TAP_TIMEOUT=$${TAP_TIMEOUT:-5400} \
 		tests/tools/prove-count $(PROVE_FLAGS) tests/debug/vm-kcsan.t
