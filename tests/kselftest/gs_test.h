@@ -354,8 +354,21 @@ static inline int gs_wait(pid_t pid)
  * A client that always has work, as the library would drive it: hold the
  * token until the kernel asks for it back, then YIELD, until @end_ns.
  * Shared memory between the parent and its busy children.
+ *
+ * Each child times its grants on its own CLOCK_MONOTONIC, so that tests
+ * judge the module by what its clients saw rather than by the module's
+ * own figures (held_ns).
  */
 #define GS_BUSY_GRANTS	4096	/* grants recorded per child */
+
+struct gs_grant {
+	uint64_t granted_ns;	/* ACQUIRE or YIELD returned */
+	uint64_t asked_ns;	/* the yield request seen; 0: none (the run ended) */
+	uint64_t yielded_ns;	/* YIELD or RELEASE called */
+	int64_t slice_left_ns;	/* the page's slice end less granted_ns */
+	bool late;		/* the request was there when it woke */
+	int child;
+};
 
 struct gs_busy {
 	int ready;			/* children attached and set up */
@@ -363,20 +376,17 @@ struct gs_busy {
 	struct gs_busy_result {
 		int err;		/* 0, or the step that failed */
 		uint64_t held_ns, grants, overruns;	/* GET_INFO */
+		uint64_t acquire_ns;	/* ACQUIRE called */
+		/* Its own time with the token: granted_ns to yielded_ns, summed. */
+		uint64_t own_ns;
 		/*
-		 * Per grant: the time from the return of ACQUIRE or YIELD to
-		 * the slice end the status page shows, and how long the
-		 * grant had lasted when the kernel asked for the token back:
-		 * the page's held_ns then, less its value at the grant. That
-		 * needs a client that woke up before its yield request; the
-		 * others are only counted (late). Yield requests seen before
-		 * the slice end are counted too.
+		 * Every grant, the last one (ended by RELEASE) included. Yield
+		 * requests seen before the page's slice end are counted.
 		 */
 		unsigned int n;
-		unsigned int late;
+		unsigned int lost;	/* past GS_BUSY_GRANTS */
 		unsigned int early_yields;
-		int64_t slice_left_ns[GS_BUSY_GRANTS];
-		int64_t grant_ns[GS_BUSY_GRANTS];
+		struct gs_grant grant[GS_BUSY_GRANTS];
 	} res[2];
 };
 
@@ -385,8 +395,9 @@ static inline int gs_busy_run(unsigned int id, __u32 weight,
 {
 	const struct gpusched_status *st;
 	struct gpusched_client_info ci;
-	uint64_t end, granted, slice_end, held, now;
-	bool late;
+	struct gs_grant g = { .child = res - b->res };
+	uint64_t end, slice_end;
+	bool ended = false;
 	int fd;
 
 	fd = gs_open_attached(id);
@@ -401,31 +412,31 @@ static inline int gs_busy_run(unsigned int id, __u32 weight,
 	while (!(end = __atomic_load_n(&b->end_ns, __ATOMIC_ACQUIRE)))
 		gs_sleep_us(1000);
 
+	res->acquire_ns = gs_now_ns();
 	if (gs_acquire(fd, 0, 0))
 		return 4;
-	for (;;) {
-		granted = gs_now_ns();
+	while (!ended) {
+		g.granted_ns = gs_now_ns();
 		slice_end = __atomic_load_n(&st->slice_end_ns, __ATOMIC_RELAXED);
-		held = __atomic_load_n(&st->held_ns, __ATOMIC_RELAXED);
-		late = gs_st_flags(st) & GPUSCHED_ST_YIELD;
+		g.slice_left_ns = slice_end - g.granted_ns;
+		g.late = gs_st_flags(st) & GPUSCHED_ST_YIELD;
 		while (!(gs_st_flags(st) & GPUSCHED_ST_YIELD) &&
 		       gs_now_ns() < end)
 			;
-		now = gs_now_ns();
-		if (now >= end)
-			break;
+		g.asked_ns = gs_now_ns();
+		ended = g.asked_ns >= end;
+		if (ended)
+			g.asked_ns = 0;
 		/* The page's slice end only moves later; the request follows it. */
-		if (now < slice_end)
+		else if (g.asked_ns < slice_end)
 			res->early_yields++;
-		if (late) {
-			res->late++;
-		} else if (res->n < GS_BUSY_GRANTS) {
-			res->slice_left_ns[res->n] = slice_end - granted;
-			res->grant_ns[res->n] =
-				__atomic_load_n(&st->held_ns, __ATOMIC_RELAXED) - held;
-			res->n++;
-		}
-		if (gs_yield(fd))
+		g.yielded_ns = gs_now_ns();
+		res->own_ns += g.yielded_ns - g.granted_ns;
+		if (res->n < GS_BUSY_GRANTS)
+			res->grant[res->n++] = g;
+		else
+			res->lost++;
+		if (!ended && gs_yield(fd))
 			return 5;
 	}
 	if (gs_release(fd))
@@ -470,6 +481,45 @@ static inline int gs_busy_pair(unsigned int id, const __u32 weight[2],
 			err = status;
 	}
 	return err;
+}
+
+static inline int gs_grant_cmp(const void *a, const void *b)
+{
+	const struct gs_grant *x = a, *y = b;
+
+	return x->granted_ns < y->granted_ns ? -1 :
+	       x->granted_ns > y->granted_ns;
+}
+
+/*
+ * Both children's grants of a gs_busy_pair() run in @g (room for
+ * 2 * GS_BUSY_GRANTS), in time order; their number. A grant began in the
+ * kernel no earlier than @from[i]: the call that ended the grant before it
+ * (a client is granted only once the holder gave the token back), or the
+ * child's ACQUIRE for the first. @overlap: grants that began, by the
+ * children's clocks, before the one before them had ended: two holders at
+ * once.
+ */
+static inline unsigned int gs_busy_grants(const struct gs_busy *b,
+					  struct gs_grant *g, uint64_t *from,
+					  unsigned int *overlap)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 2; i++) {
+		memcpy(g + n, b->res[i].grant, b->res[i].n * sizeof(*g));
+		n += b->res[i].n;
+	}
+	qsort(g, n, sizeof(*g), gs_grant_cmp);
+	*overlap = 0;
+	for (i = 0; i < n; i++) {
+		from[i] = b->res[g[i].child].acquire_ns;
+		if (i && g[i - 1].yielded_ns > g[i].granted_ns)
+			(*overlap)++;
+		if (i && g[i - 1].yielded_ns > from[i])
+			from[i] = g[i - 1].yielded_ns;
+	}
+	return n;
 }
 
 #endif /* GS_TEST_H */
