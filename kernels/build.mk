@@ -71,7 +71,7 @@ $(KERNELS_OUT)/gs-driver-client: kernels/gs-driver-client.c \
 		kernels/gs-common.h kernels/fixedwork.h
 	$(call kernels_say,CCLD,$@)
 	$(Q)$(CC) $(KERNELS_CFLAGS) -o $@ $< $(KERNELS_OUT)/gs-common.o \
-		$(addprefix -L,$(KERNELS_STUBS)) -lcuda -lm
+		$(addprefix -L,$(KERNELS_STUBS)) -lcuda -lm -pthread
 
 $(KERNELS_OUT)/gs-runtime-client $(KERNELS_OUT)/gs-probe: \
 		$(KERNELS_OUT)/%: kernels/%.cu kernels/rt-backend.cuh \
@@ -79,7 +79,7 @@ $(KERNELS_OUT)/gs-runtime-client $(KERNELS_OUT)/gs-probe: \
 		$(KERNELS_OUT)/gs-common.o
 	$(call kernels_say,NVCC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(KERNELS_NVFLAGS) -o $@ $< $(KERNELS_OUT)/gs-common.o -lm
+	$(Q)$(NVCC) $(KERNELS_NVFLAGS) -o $@ $< $(KERNELS_OUT)/gs-common.o -lm -lpthread
 
 else
 

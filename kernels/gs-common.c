@@ -10,10 +10,20 @@
  * instant to the completion of its last kernel. Per-kernel launch overhead,
  * gaps between kernels and time lost to context switches all count as lost
  * share, so one process alone scores a little under 1.
+ *
+ * A busy client's shape is chosen on the command line, so one program
+ * stands in for the kinds of program a GPU server runs: how many kernels
+ * it keeps in flight (--depth), how it waits for room (--wait: its own
+ * event, polling it, or a context synchronize after every launch), CUDA
+ * graph replay (--graph), several host threads with a stream each
+ * (--threads) and kernels of mixed lengths (--mix). With --mix the
+ * kernels cycle through GS_MIX (mean 1) times --kernel-us, and the work
+ * counted is the sum of their solo microseconds.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +34,10 @@
 #include "gs-common.h"
 
 static const char *prog = "gs-client";
+
+/* --mix: the kernel lengths, in units of --kernel-us, cycled; mean 1. */
+static const double GS_MIX[] = { 0.25, 0.5, 1.25, 2.0 };
+#define GS_NMIX ((int)(sizeof(GS_MIX) / sizeof(GS_MIX[0])))
 
 void gs_die(const char *fmt, ...)
 {
@@ -99,8 +113,17 @@ static void usage(const struct gs_opts *o, const char *extra_opt,
 "                      GPUSCHED_ITERS_PER_US, else calibrate alone first\n"
 "  --calibrate         calibrate alone, print the result as JSON, exit\n"
 "  --warmup-ms MS      warm-up before the barrier (default %g)\n"
-"  --depth N           busy: most kernels queued (default: ~8 ms of work,\n"
-"                      2..256)\n"
+"  --depth N           busy: most kernels (graphs with --graph) in flight\n"
+"                      per stream (default: ~8 ms of work, 2..256)\n"
+"  --wait HOW          busy: how to wait for room in the window: event\n"
+"                      (cuEventSynchronize on its own oldest event,\n"
+"                      default), query (poll cuEventQuery on it) or device\n"
+"                      (cuCtxSynchronize after every launch; depth 1)\n"
+"  --graph N           busy: launch CUDA graphs of N kernels (replays)\n"
+"  --threads N         busy: N host threads, a non-blocking stream each\n"
+"                      (default 1)\n"
+"  --mix               busy: kernel lengths cycle 0.25, 0.5, 1.25, 2 x\n"
+"                      --kernel-us (mean 1)\n"
 "  --device N          CUDA device ordinal (default 0)\n"
 "  --label S           copied into the JSON\n"
 "  --trace FILE        write each kernel's GPU start and end after the\n"
@@ -113,14 +136,16 @@ static void usage(const struct gs_opts *o, const char *extra_opt,
 		fprintf(f, "  --%-17s %s\n", extra_opt, extra_help);
 	fprintf(f,
 "Prints one line of JSON at the end: pid, kernels, solo_us, wall_s,\n"
-"share = kernels x solo_us / wall time, and latency percentiles if periodic.\n");
+"share = work (solo us of the kernels completed) / wall time, and latency\n"
+"percentiles if periodic.\n");
 }
 
 void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 	      const char *extra_help)
 {
 	enum { O_KUS = 256, O_SEC, O_PER, O_START, O_IPU, O_CAL, O_WARM,
-	       O_DEPTH, O_DEV, O_LABEL, O_TRACE, O_EXTRA, O_HELP };
+	       O_DEPTH, O_DEV, O_LABEL, O_TRACE, O_EXTRA, O_HELP, O_WAIT,
+	       O_GRAPH, O_THREADS, O_MIX };
 	struct option lo[] = {
 		{ "kernel-us", required_argument, NULL, O_KUS },
 		{ "seconds", required_argument, NULL, O_SEC },
@@ -134,15 +159,22 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "trace", required_argument, NULL, O_TRACE },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "wait", required_argument, NULL, O_WAIT },
+		{ "graph", required_argument, NULL, O_GRAPH },
+		{ "threads", required_argument, NULL, O_THREADS },
+		{ "mix", no_argument, NULL, O_MIX },
 		{ extra_opt ? extra_opt : "", required_argument, NULL, O_EXTRA },
 		{ NULL, 0, NULL, 0 },
 	};
+	const int n_lo = (int)(sizeof(lo) / sizeof(lo[0]));
 	const char *s;
 	int c;
 
 	prog = o->prog;
 	if (!extra_opt)
-		lo[11].name = NULL;	/* drop the empty extra option */
+		lo[n_lo - 2].name = NULL;	/* drop the empty extra option */
+	if (!o->lanes)
+		o->lanes = 1;
 
 	s = getenv("GPUSCHED_START_AT");
 	if (s && *s)
@@ -191,6 +223,30 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 		case O_EXTRA:
 			o->extra = optarg;
 			break;
+		case O_WAIT:
+			if (!strcmp(optarg, "event"))
+				o->wait = GS_WAIT_EVENT;
+			else if (!strcmp(optarg, "query"))
+				o->wait = GS_WAIT_QUERY;
+			else if (!strcmp(optarg, "device"))
+				o->wait = GS_WAIT_DEVICE;
+			else {
+				fprintf(stderr, "%s: --wait is event, query or "
+					"device, not '%s'\n", prog, optarg);
+				exit(2);
+			}
+			break;
+		case O_GRAPH:
+			o->graph = (int)parse_num("--graph", optarg, 1,
+						  GS_MAX_GRAPH);
+			break;
+		case O_THREADS:
+			o->lanes = (int)parse_num("--threads", optarg, 1,
+						  GS_MAX_LANES);
+			break;
+		case O_MIX:
+			o->mix = 1;
+			break;
 		case 'h':
 		case O_HELP:
 			usage(o, extra_opt, extra_help, stdout);
@@ -203,6 +259,17 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", prog,
 			argv[optind]);
+		exit(2);
+	}
+	if (o->period_us > 0 && (o->graph || o->lanes > 1 || o->mix ||
+				 o->wait != GS_WAIT_EVENT)) {
+		fprintf(stderr, "%s: --graph, --threads, --mix and --wait are "
+			"for busy loops, not --period-us\n", prog);
+		exit(2);
+	}
+	if (o->graph && (o->mix || o->lanes > 1)) {
+		fprintf(stderr, "%s: --graph goes with neither --mix nor "
+			"--threads\n", prog);
 		exit(2);
 	}
 }
@@ -303,16 +370,20 @@ static uint32_t iters_for(double us, double ipu)
 	return (uint32_t)n;
 }
 
-/* Back-to-back kernels of iters each for ms milliseconds, then sync. */
-static void warm_up(struct gs_backend *b, uint32_t iters, double ms)
+/*
+ * Back-to-back kernels of iters each (us microseconds of solo work) on
+ * lane 0, ms milliseconds of work in all and at least two, then sync.
+ * Bounded by work, not by host time: a host can queue seconds of long
+ * kernels in a few milliseconds.
+ */
+static void warm_up(struct gs_backend *b, uint32_t iters, double us, double ms)
 {
-	double end = gs_now_us() + ms * 1e3;
-	long n = 0;
+	long n = us > 0 ? (long)ceil(ms * 1e3 / us) : 2, i;
 
-	do {
-		b->launch(b, iters, 0);
-		n++;
-	} while (gs_now_us() < end || n < 2);
+	if (n < 2)
+		n = 2;
+	for (i = 0; i < n; i++)
+		b->launch(b, 0, iters, 0);
 	b->sync(b);
 }
 
@@ -340,7 +411,7 @@ static void gs_calibrate(struct gs_backend *b, const struct gs_opts *o,
 					    0x40000000u) : it * 4;
 	}
 	ipu0 = it / t;
-	warm_up(b, it, o->warmup_ms > 500 ? o->warmup_ms : 500);
+	warm_up(b, it, t, o->warmup_ms > 500 ? o->warmup_ms : 500);
 
 	c->npts = (int)(sizeof(targets) / sizeof(targets[0]));
 	for (i = 0; i < c->npts; i++) {
@@ -395,7 +466,7 @@ static void print_cal(const struct gs_backend *b, const struct gs_opts *o,
  */
 static void write_trace(struct gs_backend *b, const char *path)
 {
-	unsigned int n = b->ntraced, i;
+	unsigned int n = b->ntraced < b->trace_cap ? b->ntraced : b->trace_cap, i;
 	struct gs_trace_rec *r;
 	FILE *f;
 
@@ -417,7 +488,7 @@ static void write_trace(struct gs_backend *b, const char *path)
 	}
 	if (fclose(f))
 		gs_die("%s: %s", path, strerror(errno));
-	if (b->ntraced >= b->trace_cap)
+	if (n >= b->trace_cap)
 		gs_warn("trace full: only the first %u kernels recorded", n);
 	free(r);
 }
@@ -527,8 +598,81 @@ static double cpu_s(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* One lane of a busy loop: its host thread, its stream, its events. */
+struct gs_lane {
+	struct gs_backend *b;
+	const struct gs_opts *o;
+	int lane, depth;
+	double tend;			/* gs_now_us() at which to stop */
+	uint32_t iters[GS_NMIX];	/* per kernel length (one unless --mix) */
+	double us[GS_NMIX];		/* their solo microseconds */
+	int nlen;
+	long kernels;			/* kernels launched (all complete at the end) */
+	double work_us;			/* their solo microseconds */
+	pthread_t thread;
+};
+
+/* Wait until slot of lane has completed, the way --wait says. */
+static void wait_slot(struct gs_backend *b, const struct gs_opts *o, int lane,
+		      int slot)
+{
+	if (o->wait == GS_WAIT_QUERY) {
+		while (!b->query(b, lane, slot))
+			;	/* a poll loop, as programs that spin on events do */
+	} else {
+		b->wait(b, lane, slot);
+	}
+}
+
+/*
+ * Busy: keep up to depth kernels (graphs) in flight on the lane's stream,
+ * back to back, until tend; each launch records the slot's event, and a
+ * launch into a full window first waits for the oldest one. --wait device
+ * synchronizes the context after every launch instead.
+ */
+static void *busy_lane(void *arg)
+{
+	struct gs_lane *l = arg;
+	struct gs_backend *b = l->b;
+	const struct gs_opts *o = l->o;
+	long n = 0;
+
+	if (l->lane && b->thread_enter)
+		b->thread_enter(b);
+	while (gs_now_us() < l->tend) {
+		int slot = (int)(n % l->depth);
+		int k = (int)(l->kernels % l->nlen);
+
+		if (o->wait != GS_WAIT_DEVICE && n >= l->depth)
+			wait_slot(b, o, l->lane, slot);
+		if (o->graph) {
+			b->launch_graph(b, l->lane, l->iters[0], o->graph, slot);
+			l->kernels += o->graph;
+			l->work_us += o->graph * l->us[0];
+		} else {
+			b->launch(b, l->lane, l->iters[k], slot);
+			l->kernels++;
+			l->work_us += l->us[k];
+		}
+		if (o->wait == GS_WAIT_DEVICE)
+			b->sync_device(b);
+		n++;
+	}
+	b->sync_lane(b, l->lane);
+	return NULL;
+}
+
+static const char *wait_name(int w)
+{
+	return w == GS_WAIT_QUERY ? "query" : w == GS_WAIT_DEVICE ? "device" :
+	       "event";
+}
+
 int gs_main(struct gs_backend *b, struct gs_opts *o)
 {
+	struct gs_lane lanes[GS_MAX_LANES];
+	double work_us = 0;
+	int nl, i;
 	const char *cal_src = "option";
 	double t0, t1, tend, late, *lat = NULL, *call = NULL, *woke = NULL;
 	double next, now, sub, ret, c0, c1;
@@ -540,14 +684,17 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	struct gs_cal cal;
 
 	prog = o->prog;
-	if (o->period_us > 0) {
+	nl = o->lanes > 0 ? o->lanes : 1;
+	if (o->period_us > 0 || o->wait == GS_WAIT_DEVICE) {
 		depth = 1;
 	} else if (!depth) {
-		depth = (int)ceil(8000 / o->kernel_us);
+		depth = (int)ceil(8000 / (o->kernel_us * (o->graph ? o->graph : 1)));
 		depth = depth < 2 ? 2 : depth > 256 ? 256 : depth;
 	}
+	if (o->graph && !b->launch_graph)
+		gs_die("--graph: the %s backend has no graphs", b->api);
 
-	b->init(b, o->device, depth);
+	b->init(b, o->device, nl, depth);
 	t_init = gs_now_us();
 
 	if (o->calibrate) {
@@ -572,7 +719,32 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 			gs_die("--trace: not supported by the %s backend", b->api);
 		b->trace_init(b, GS_TRACE_MAX);
 	}
-	warm_up(b, iters, o->warmup_ms);
+	warm_up(b, iters, o->kernel_us, o->warmup_ms);
+	memset(lanes, 0, sizeof(lanes));
+	for (i = 0; i < nl; i++) {
+		struct gs_lane *l = &lanes[i];
+		int k;
+
+		l->b = b;
+		l->o = o;
+		l->lane = i;
+		l->depth = depth;
+		l->nlen = o->mix ? GS_NMIX : 1;
+		for (k = 0; k < l->nlen; k++) {
+			l->us[k] = o->kernel_us * (o->mix ? GS_MIX[k] : 1);
+			l->iters[k] = iters_for(l->us[k], o->iters_per_us);
+		}
+	}
+	/* The shapes' first use (a graph's instantiation) before the start. */
+	if (o->graph) {
+		b->launch_graph(b, 0, iters, o->graph, 0);
+		b->sync(b);
+	}
+	if (o->mix) {
+		for (i = 0; i < GS_NMIX; i++)
+			b->launch(b, 0, lanes[0].iters[i], 0);
+		b->sync(b);
+	}
 	if (o->period_us > 0) {
 		cap = (size_t)(o->seconds * 1e6 / o->period_us) + 16;
 		lat = malloc(cap * sizeof(*lat));
@@ -590,16 +762,20 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	tend = t0 + o->seconds * 1e6;
 
 	if (o->period_us <= 0) {
-		/* Busy: keep up to depth kernels queued, back to back. */
-		while (gs_now_us() < tend) {
-			int slot = (int)(kernels % depth);
-
-			if (kernels >= depth)
-				b->wait(b, slot);
-			b->launch(b, iters, slot);
-			kernels++;
+		/* Busy: a lane per host thread; lane 0 is this thread. */
+		for (i = 0; i < nl; i++)
+			lanes[i].tend = tend;
+		for (i = 1; i < nl; i++)
+			if (pthread_create(&lanes[i].thread, NULL, busy_lane,
+					   &lanes[i]))
+				gs_die("pthread_create failed");
+		busy_lane(&lanes[0]);
+		for (i = 1; i < nl; i++)
+			pthread_join(lanes[i].thread, NULL);
+		for (i = 0; i < nl; i++) {
+			kernels += lanes[i].kernels;
+			work_us += lanes[i].work_us;
 		}
-		b->sync(b);
 	} else {
 		/*
 		 * Periodic: one kernel per tick of an absolute schedule;
@@ -622,7 +798,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 					;
 			}
 			sub = gs_now_us();
-			b->launch(b, iters, 0);
+			b->launch(b, 0, iters, 0);
 			ret = gs_now_us();
 			b->sync(b);
 			now = gs_now_us();
@@ -632,6 +808,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 				lat[nlat++] = now - sub;
 			}
 			kernels++;
+			work_us += o->kernel_us;
 			next += o->period_us;
 			while (next < now) {
 				next += o->period_us;
@@ -654,11 +831,22 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 	       "\"period_us\":%g,\"seconds\":%g,\"init_ms\":%.1f,"
 	       "\"ready_ms\":%.1f,\"start_late_us\":%.1f,"
 	       "\"kernels\":%ld,\"solo_us\":%g,\"wall_s\":%.6f,"
-	       "\"share\":%.4f,\"traced\":%u,\"cpu_s\":%.4f",
+	       "\"share\":%.4f,\"traced\":%u,\"cpu_s\":%.4f,"
+	       "\"work_us\":%.1f,\"wait\":\"%s\",\"graph\":%d,"
+	       "\"threads\":%d,\"mix\":",
 	       o->period_us > 0 ? "periodic" : "busy", o->kernel_us, iters,
 	       o->iters_per_us, cal_src, depth, o->period_us, o->seconds,
-	       (t_init - t_start) / 1e3, (t_ready - t_start) / 1e3, late, kernels, o->kernel_us, (t1 - t0) / 1e6,
-	       kernels * o->kernel_us / (t1 - t0), b->ntraced, c1 - c0);
+	       (t_init - t_start) / 1e3, (t_ready - t_start) / 1e3, late,
+	       kernels, o->kernel_us, (t1 - t0) / 1e6, work_us / (t1 - t0),
+	       b->ntraced < b->trace_cap ? b->ntraced : b->trace_cap, c1 - c0,
+	       work_us, wait_name(o->wait), o->graph, nl);
+	if (o->mix) {
+		for (i = 0; i < GS_NMIX; i++)
+			printf("%s%g", i ? "," : "[", GS_MIX[i]);
+		printf("]");
+	} else {
+		printf("null");
+	}
 	if (o->period_us > 0) {
 		double sum = 0;
 		size_t i;
@@ -677,7 +865,7 @@ int gs_main(struct gs_backend *b, struct gs_opts *o)
 			"p99 %.1f us, max %.1f us; share %.4f\n", prog,
 			(int)getpid(), nlat, pct(lat, nlat, 0.5),
 			pct(lat, nlat, 0.99), nlat ? lat[nlat - 1] : 0,
-			kernels * o->kernel_us / (t1 - t0));
+			work_us / (t1 - t0));
 	}
 	printf("}\n");
 	fflush(stdout);

@@ -22,7 +22,15 @@ extern "C" {
 
 /* Most kernels a busy loop keeps queued; each slot owns one event. */
 #define GS_MAX_DEPTH 1024
+/* Most host threads (--threads), each with a stream of its own. */
+#define GS_MAX_LANES 16
+/* Most kernels in one CUDA graph (--graph). */
+#define GS_MAX_GRAPH 64
 
+/*
+ * A lane is one stream with its own ring of events (depth slots); a client
+ * has one lane per host thread (--threads). Lane 0 is the main thread's.
+ */
 struct gs_backend {
 	const char *api;		/* "driver" or "runtime" */
 	/* Filled by init: */
@@ -32,21 +40,36 @@ struct gs_backend {
 	int blocks;			/* grid: one full wave */
 	int threads;			/* per block */
 
-	/* Create the context, load the kernel, allocate depth events. */
-	void (*init)(struct gs_backend *b, int device, int depth);
-	/* Enqueue one kernel of iters iterations, then record event slot. */
-	void (*launch)(struct gs_backend *b, uint32_t iters, int slot);
-	/* Block until event slot has completed. */
-	void (*wait)(struct gs_backend *b, int slot);
-	/* Block until everything enqueued has completed. */
+	/* Create the context, load the kernel, lanes streams of depth events. */
+	void (*init)(struct gs_backend *b, int device, int lanes, int depth);
+	/* A host thread other than the main one starts using the context. */
+	void (*thread_enter)(struct gs_backend *b);
+	/* Enqueue one kernel of iters iterations on lane, then record slot. */
+	void (*launch)(struct gs_backend *b, int lane, uint32_t iters, int slot);
+	/*
+	 * Replay a CUDA graph of nk kernels of iters iterations each on lane,
+	 * then record slot; NULL where the backend has no graphs.
+	 */
+	void (*launch_graph)(struct gs_backend *b, int lane, uint32_t iters,
+			     int nk, int slot);
+	/* Block until event slot of lane has completed (cuEventSynchronize). */
+	void (*wait)(struct gs_backend *b, int lane, int slot);
+	/* Has event slot of lane completed? (cuEventQuery; never blocks) */
+	int (*query)(struct gs_backend *b, int lane, int slot);
+	/* Block until everything enqueued on lane has completed. */
+	void (*sync_lane)(struct gs_backend *b, int lane);
+	/* Block until everything enqueued on every lane has completed. */
 	void (*sync)(struct gs_backend *b);
+	/* cuCtxSynchronize / cudaDeviceSynchronize. */
+	void (*sync_device)(struct gs_backend *b);
 	/* Time one kernel of iters iterations alone with events: microseconds. */
 	double (*time_one)(struct gs_backend *b, uint32_t iters);
 	void (*fini)(struct gs_backend *b);
 	/*
 	 * Tracing (--trace): trace_init allocates cap zeroed records on the
-	 * device; while trace_on is set, launch gives kernel number ntraced
-	 * record ntraced (up to cap); trace_fetch copies n records back.
+	 * device; while trace_on is set, each kernel launched takes the next
+	 * record (up to cap; threads take them atomically); trace_fetch
+	 * copies n records back.
 	 */
 	void (*trace_init)(struct gs_backend *b, unsigned int cap);
 	void (*trace_fetch)(struct gs_backend *b, struct gs_trace_rec *r,
@@ -60,10 +83,21 @@ struct gs_backend {
 /* The trace record a launch passes to the kernel, or NULL. */
 static inline struct gs_trace_rec *gs_trace_next(struct gs_backend *b)
 {
-	if (!b->trace_on || !b->trace_dev || b->ntraced >= b->trace_cap)
+	unsigned int i;
+
+	if (!b->trace_on || !b->trace_dev ||
+	    __atomic_load_n(&b->ntraced, __ATOMIC_RELAXED) >= b->trace_cap)
 		return NULL;
-	return b->trace_dev + b->ntraced++;
+	i = __atomic_fetch_add(&b->ntraced, 1u, __ATOMIC_RELAXED);
+	return i < b->trace_cap ? b->trace_dev + i : NULL;
 }
+
+/* How a busy loop waits for room in its window (--wait). */
+enum gs_wait {
+	GS_WAIT_EVENT,		/* cuEventSynchronize on its own oldest event */
+	GS_WAIT_QUERY,		/* poll cuEventQuery on it until it completes */
+	GS_WAIT_DEVICE,		/* cuCtxSynchronize after every launch */
+};
 
 struct gs_opts {
 	const char *prog;
@@ -74,6 +108,10 @@ struct gs_opts {
 	double iters_per_us;	/* --iters-per-us / GPUSCHED_ITERS_PER_US; 0 = calibrate */
 	double warmup_ms;	/* --warmup-ms */
 	int depth;		/* --depth: busy mode, kernels in flight; 0 = auto */
+	int wait;		/* --wait: enum gs_wait */
+	int graph;		/* --graph: kernels per graph replay; 0 = none */
+	int lanes;		/* --threads: host threads, a stream each */
+	int mix;		/* --mix: kernel lengths cycle (gs-common.c) */
 	int device;		/* --device */
 	int calibrate;		/* --calibrate: calibrate, print, exit */
 	const char *label;	/* --label: copied into the JSON */

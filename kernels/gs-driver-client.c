@@ -5,8 +5,9 @@
  * libgpusched interposes for programs that use the driver directly).
  * cuInit, cuDeviceGet, cuCtxCreate, cuModuleLoadData of the fatbin embedded
  * at build time (sm_90 code plus compute_90 PTX; --cubin FILE loads a file
- * with cuModuleLoad instead), cuLaunchKernel on a non-blocking stream.
- * Busy or periodic; prints one line of JSON at the end (gs-common.h).
+ * with cuModuleLoad instead), cuLaunchKernel on non-blocking streams (one
+ * per host thread, --threads). Busy or periodic; no graphs (the runtime
+ * client has them). Prints one line of JSON at the end (gs-common.h).
  */
 #include <cuda.h>
 #include <stdlib.h>
@@ -33,15 +34,20 @@ struct drv_priv {
 	CUcontext ctx;
 	CUmodule mod;
 	CUfunction fn;
-	CUstream stream;
-	CUevent *ev;
-	int nev;
+	CUstream stream[GS_MAX_LANES];
+	CUevent *ev;		/* lanes x depth */
+	int lanes, depth;
 	CUevent t0, t1;
 	CUdeviceptr out;
 	unsigned int sentinel;
 };
 
-static void drv_init(struct gs_backend *b, int device, int depth)
+static CUevent drv_ev(struct drv_priv *p, int lane, int slot)
+{
+	return p->ev[lane * p->depth + slot];
+}
+
+static void drv_init(struct gs_backend *b, int device, int lanes, int depth)
 {
 	struct drv_priv *p = b->priv;
 	CUdevice dev;
@@ -76,12 +82,14 @@ static void drv_init(struct gs_backend *b, int device, int depth)
 		gs_die("the fixed-work kernel cannot run on this device");
 	b->blocks = per_sm * b->sms;
 
-	CU_CHECK(cuStreamCreate(&p->stream, CU_STREAM_NON_BLOCKING));
-	p->nev = depth;
-	p->ev = calloc((size_t)depth, sizeof(*p->ev));
+	p->lanes = lanes;
+	p->depth = depth;
+	for (i = 0; i < lanes; i++)
+		CU_CHECK(cuStreamCreate(&p->stream[i], CU_STREAM_NON_BLOCKING));
+	p->ev = calloc((size_t)lanes * depth, sizeof(*p->ev));
 	if (!p->ev)
 		gs_die("out of memory");
-	for (i = 0; i < depth; i++)
+	for (i = 0; i < lanes * depth; i++)
 		CU_CHECK(cuEventCreate(&p->ev[i], CU_EVENT_DISABLE_TIMING));
 	CU_CHECK(cuEventCreate(&p->t0, CU_EVENT_DEFAULT));
 	CU_CHECK(cuEventCreate(&p->t1, CU_EVENT_DEFAULT));
@@ -89,37 +97,71 @@ static void drv_init(struct gs_backend *b, int device, int depth)
 	p->sentinel = 0x5eed0001u;
 }
 
-static void drv_kernel(struct gs_backend *b, struct drv_priv *p,
+static void drv_thread_enter(struct gs_backend *b)
+{
+	struct drv_priv *p = b->priv;
+
+	CU_CHECK(cuCtxSetCurrent(p->ctx));
+}
+
+static void drv_kernel(struct gs_backend *b, struct drv_priv *p, int lane,
 		       uint32_t iters, struct gs_trace_rec *tr)
 {
 	unsigned int it = iters;
 	void *args[] = { &it, &p->sentinel, &p->out, &tr };
 
 	CU_CHECK(cuLaunchKernel(p->fn, (unsigned int)b->blocks, 1, 1,
-				(unsigned int)b->threads, 1, 1, 0, p->stream,
+				(unsigned int)b->threads, 1, 1, 0, p->stream[lane],
 				args, NULL));
 }
 
-static void drv_launch(struct gs_backend *b, uint32_t iters, int slot)
+static void drv_launch(struct gs_backend *b, int lane, uint32_t iters,
+		       int slot)
 {
 	struct drv_priv *p = b->priv;
 
-	drv_kernel(b, p, iters, gs_trace_next(b));
-	CU_CHECK(cuEventRecord(p->ev[slot], p->stream));
+	drv_kernel(b, p, lane, iters, gs_trace_next(b));
+	CU_CHECK(cuEventRecord(drv_ev(p, lane, slot), p->stream[lane]));
 }
 
-static void drv_wait(struct gs_backend *b, int slot)
+static void drv_wait(struct gs_backend *b, int lane, int slot)
 {
 	struct drv_priv *p = b->priv;
 
-	CU_CHECK(cuEventSynchronize(p->ev[slot]));
+	CU_CHECK(cuEventSynchronize(drv_ev(p, lane, slot)));
+}
+
+static int drv_query(struct gs_backend *b, int lane, int slot)
+{
+	struct drv_priv *p = b->priv;
+	CUresult e = cuEventQuery(drv_ev(p, lane, slot));
+
+	if (e == CUDA_ERROR_NOT_READY)
+		return 0;
+	CU_CHECK(e);
+	return 1;
+}
+
+static void drv_sync_lane(struct gs_backend *b, int lane)
+{
+	struct drv_priv *p = b->priv;
+
+	CU_CHECK(cuStreamSynchronize(p->stream[lane]));
 }
 
 static void drv_sync(struct gs_backend *b)
 {
 	struct drv_priv *p = b->priv;
+	int i;
 
-	CU_CHECK(cuStreamSynchronize(p->stream));
+	for (i = 0; i < p->lanes; i++)
+		CU_CHECK(cuStreamSynchronize(p->stream[i]));
+}
+
+static void drv_sync_device(struct gs_backend *b)
+{
+	(void)b;
+	CU_CHECK(cuCtxSynchronize());
 }
 
 static double drv_time_one(struct gs_backend *b, uint32_t iters)
@@ -127,9 +169,9 @@ static double drv_time_one(struct gs_backend *b, uint32_t iters)
 	struct drv_priv *p = b->priv;
 	float ms = 0;
 
-	CU_CHECK(cuEventRecord(p->t0, p->stream));
-	drv_kernel(b, p, iters, NULL);
-	CU_CHECK(cuEventRecord(p->t1, p->stream));
+	CU_CHECK(cuEventRecord(p->t0, p->stream[0]));
+	drv_kernel(b, p, 0, iters, NULL);
+	CU_CHECK(cuEventRecord(p->t1, p->stream[0]));
 	CU_CHECK(cuEventSynchronize(p->t1));
 	CU_CHECK(cuEventElapsedTime(&ms, p->t0, p->t1));
 	return ms * 1e3;
@@ -140,15 +182,16 @@ static void drv_fini(struct gs_backend *b)
 	struct drv_priv *p = b->priv;
 	int i;
 
-	CU_CHECK(cuStreamSynchronize(p->stream));
-	for (i = 0; i < p->nev; i++)
+	drv_sync(b);
+	for (i = 0; i < p->lanes * p->depth; i++)
 		CU_CHECK(cuEventDestroy(p->ev[i]));
 	CU_CHECK(cuEventDestroy(p->t0));
 	CU_CHECK(cuEventDestroy(p->t1));
 	CU_CHECK(cuMemFree(p->out));
 	if (b->trace_dev)
 		CU_CHECK(cuMemFree((CUdeviceptr)b->trace_dev));
-	CU_CHECK(cuStreamDestroy(p->stream));
+	for (i = 0; i < p->lanes; i++)
+		CU_CHECK(cuStreamDestroy(p->stream[i]));
 	CU_CHECK(cuModuleUnload(p->mod));
 	CU_CHECK(cuCtxDestroy(p->ctx));
 	free(p->ev);
@@ -191,9 +234,13 @@ int main(int argc, char **argv)
 	b.api = "driver";
 	b.priv = &priv;
 	b.init = drv_init;
+	b.thread_enter = drv_thread_enter;
 	b.launch = drv_launch;
 	b.wait = drv_wait;
+	b.query = drv_query;
+	b.sync_lane = drv_sync_lane;
 	b.sync = drv_sync;
+	b.sync_device = drv_sync_device;
 	b.time_one = drv_time_one;
 	b.fini = drv_fini;
 	b.trace_init = drv_trace_init;

@@ -3,7 +3,7 @@
  * gs-runtime-client: fixed-work kernels through the CUDA runtime API
  * (<<<>>> launches; the runtime reaches the driver through cuGetProcAddress).
  * Busy (back to back) or periodic; prints one line of JSON at the end.
- * See gs-common.h and Documentation/benchmarks.md.
+ * See gs-common.h and Documentation/performance.md.
  */
 #include <string.h>
 

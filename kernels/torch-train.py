@@ -7,7 +7,8 @@ through LD_PRELOAD, gating the launches the CUDA runtime makes through
 cuGetProcAddress. It trains a small MLP on random data for --seconds after
 a common start instant (GPUSCHED_START_AT, CLOCK_REALTIME seconds, as the
 kernels/ clients use) and prints one JSON line: steps, wall seconds, steps
-per second.
+per second. By default it reads the loss back every tenth step, as loops
+that log do; --sync-each synchronizes the device after every step instead.
 """
 import argparse
 import json
@@ -25,6 +26,8 @@ def main():
     ap.add_argument("--width", type=int, default=4096)
     ap.add_argument("--batch", type=int, default=2048)
     ap.add_argument("--label", default="torch-train")
+    ap.add_argument("--sync-each", action="store_true",
+                    help="torch.cuda.synchronize() after every step")
     args = ap.parse_args()
 
     dev = torch.device("cuda")
@@ -52,7 +55,9 @@ def main():
     while time.monotonic() - t0 < args.seconds:
         loss = step()
         steps += 1
-        if steps % 10 == 0:
+        if args.sync_each:
+            torch.cuda.synchronize()
+        elif steps % 10 == 0:
             loss.item()     # bounds the queue the way real loops log
     torch.cuda.synchronize()
     wall = time.monotonic() - t0
@@ -60,6 +65,7 @@ def main():
                       "wall_s": round(wall, 4),
                       "cpu_s": round(time.process_time() - c0, 4),
                       "steps_per_s": round(steps / wall, 3),
+                      "sync_each": args.sync_each,
                       "loss": round(float(loss), 4)}), flush=True)
 
 

@@ -1,14 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# kernels/h200/bench.sh: gpusched-bench on the borrowed H200 in one command.
-# Builds kernels/ with that machine's nvcc (the library and the arbiter come
-# prebuilt in build/, with copies of libnl in build/devlibs: the machine has
-# no libnl-genl-3 and no apt), writes machine.txt, then runs
-# kernels/gpusched-bench on the scenarios given (default: all shipped).
-# Results under $OUT: bench.json, bench.log, summary.txt, build.log.
+# kernels/h200/bench.sh: gpusched-bench on a machine with a GPU (the
+# borrowed H200) in one command. Builds kernels/ with that machine's nvcc
+# (the library and the arbiter come prebuilt in build/, with copies of
+# libnl in build/devlibs where the machine has no libnl-genl-3), writes
+# machine.txt, then runs kernels/gpusched-bench with the arguments given
+# (default: --matrix, the client matrix of Documentation/performance.md).
+# gpusched-bench serves the token with /dev/gpusched where the module is
+# loaded, else with its own `gpuschedd --arbiter` on a private socket.
+# Results under $OUT: bench.json, matrix.json, matrix.md, bench.log,
+# summary.txt (what it printed), machine.txt, build.log.
 #
-#   run(command="GS_SECONDS=5 kernels/h200/bench.sh pair100 quad-mixed",
+#   GS_SECONDS  override every scenario's run time
+#   GS_MODES    a subset of default,mps,gpusched,mps+gpusched
+#   GS_PLOT=1   draw PNGs of the shares over time (needs gnuplot)
+#
+# Device tool (Documentation/performance.md has the build before it):
+#   run(command="kernels/h200/bench.sh --matrix", timeout_s=600,
 #       carry=["build/libgpusched", "build/daemon", "build/devlibs"])
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,6 +36,7 @@ mkdir -p "$OUT"
 args=()
 [ -n "${GS_SECONDS:-}" ] && args+=(--seconds "$GS_SECONDS")
 [ -n "${GS_MODES:-}" ] && args+=(--modes "$GS_MODES")
-[ $# -gt 0 ] || set -- $(cd "$ROOT/kernels/scenarios" && ls *.scn | sed 's/\.scn$//')
+[ "${GS_PLOT:-0}" = 1 ] || args+=(--no-plot)
+[ $# -gt 0 ] || set -- --matrix
 PYTHONUNBUFFERED=1 python3 "$ROOT/kernels/gpusched-bench" --out "$OUT" "${args[@]}" "$@" 2>&1 |
 	tee "$OUT/summary.txt"

@@ -5,7 +5,11 @@
 # and the bench must compute them: shares, sum, error against the weights,
 # hand-offs per second and the gap, targets met and short, JSON and PNG; the
 # gpusched mode starts and stops the real arbiter; a bad scenario file is
-# refused with its file and line.
+# refused with its file and line. The client matrix: the shipped plan names
+# every client kind and fits its time, each kind reaches the client as its
+# options, PyTorch kinds run the (fake) loops, and every case where gpusched
+# is worse than default is listed, and no other. GS_TEST_BUILD: where the
+# library and the arbiter are built (default build/).
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bench=$root/kernels/gpusched-bench
@@ -22,8 +26,9 @@ mkdir -p "$T/build/kernels" "$T/build/libgpusched" "$T/build/daemon" "$T/out"
 for p in gs-runtime-client gs-driver-client gs-probe; do
 	ln -s "$root/tests/bench/fake-client" "$T/build/kernels/$p"
 done
-ln -s "$root/build/libgpusched/libgpusched.so.1" "$T/build/libgpusched/"
-ln -s "$root/build/daemon/gpuschedd" "$T/build/daemon/"
+B=${GS_TEST_BUILD:-$root/build}
+ln -s "$B/libgpusched/libgpusched.so.1" "$T/build/libgpusched/"
+ln -s "$B/daemon/gpuschedd" "$T/build/daemon/"
 
 cat >"$T/pair.scn" <<'SCN'
 title: fake pair
@@ -155,6 +160,121 @@ PY
 )
 check "tail_parts: the slowest request, 2 kernels started after it, gap 478 us, call 300 us, woke 120 us late; all: 333 us left, gap 251 us, call 103 us ($tp)" \
 	[ "$tp" = "1 2538 2 478 50 333 251 300 120 103 old" ]
+
+# ---- the client matrix ----------------------------------------------------------
+# The shipped plan: every kind of the matrix exists; the default run has
+# every matrix scenario and fits in about 8 minutes by the bench's own
+# estimate; --clients all covers every kind.
+"$bench" --matrix --dry-run >"$T/plan" 2>&1
+rc=$?
+sed 's/^/# /' "$T/plan"
+est=$(sed -n 's/.*estimated \([0-9]*\) s.*/\1/p' "$T/plan")
+check "the default matrix plan fits in 8.5 minutes (exit $rc, ~${est:-?} s)" \
+	sh -c "[ $rc = 0 ] && [ -n '$est' ] && [ '$est' -le 510 ]"
+for s in alone20 alone100 pair100 eight100 quad-w4321 probe-hog100 probe-hog1ms \
+	probe-hog5ms probe-hog20ms probe-hog50ms torch-w31 torch-infer; do
+	grep -q "^run $s " "$T/plan" || missing="$missing $s"
+done
+check "the default plan runs every matrix scenario (missing:${missing:- none})" [ -z "$missing" ]
+"$bench" --matrix --dry-run --clients all >"$T/plan-all" 2>&1
+miss=
+for c in window1 window4 window16 sync graph threads2 mixed torch-train torch-train-sync torch-infer; do
+	grep -q "^run [^ ]*  *$c " "$T/plan-all" || miss="$miss $c"
+done
+check "--clients all runs every client kind (missing:${miss:- none})" [ -z "$miss" ]
+check "each kind is its client's options: windows, sync, graph, threads, mix, PyTorch" sh -c "
+	grep -q '^run pair100  *window1 .*runtime 100 us --depth 1 ' '$T/plan-all' &&
+	grep -q '^run pair100  *window16 .*runtime 100 us --depth 16 ' '$T/plan-all' &&
+	grep -q '^run pair100  *sync .*runtime 100 us --wait device ' '$T/plan-all' &&
+	grep -q '^run pair100  *graph .*runtime 100 us --graph 4 --depth 2 ' '$T/plan-all' &&
+	grep -q '^run pair100  *threads2 .*runtime 100 us --threads 2 --depth 4 ' '$T/plan-all' &&
+	grep -q '^run pair100  *mixed .*runtime 100 us --mix --depth 4 ' '$T/plan-all' &&
+	grep -q '^run pair100  *torch-train-sync .*torch-train sync w1; torch-train sync w1' '$T/plan-all' &&
+	grep -q '^run probe-hog20ms  *torch-infer .*torch-infer every 10 ms w1 latency; runtime 20000 us --depth 4' '$T/plan-all'"
+check "a run that repeats one (torch loops for 20 us and 100 us alone) runs once" \
+	grep -q '^not run: alone100 torch-train: the same run as alone20 torch-train' "$T/plan-all"
+check "a kind with nothing to play is not run (torch-infer, no latency process)" \
+	grep -q '^not run: pair100 torch-infer: ' "$T/plan-all"
+
+# A matrix run with the fakes, all four modes (a fake MPS control daemon):
+# under gpusched the sync client's gaps grow (its sum drops), the latency
+# processes' p99 rises and the training loops slow down; nothing else moves.
+mkdir -p "$T/bin" "$T/torch"
+printf '#!/bin/sh\ncase "$1" in -d) exit 0 ;; esac\ncat >/dev/null\n' >"$T/bin/nvidia-cuda-mps-control"
+chmod +x "$T/bin/nvidia-cuda-mps-control"
+ln -s "$root/tests/bench/fake-client" "$T/torch/torch-train.py"
+ln -s "$root/tests/bench/fake-client" "$T/torch/torch-infer.py"
+cat >"$T/mxpair.scn" <<'SCN'
+title: fake pair, matrix
+seconds: 1
+clients: window4 sync mixed
+proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=2 FAKE_GAP_US=100 FAKE_GPUSCHED_GAP_US=2000 FAKE_WORSE_IF=--wait
+proc: runtime kernel_us=100 FAKE_INDEX=1 FAKE_N=2 FAKE_GAP_US=100 FAKE_GPUSCHED_GAP_US=2000 FAKE_WORSE_IF=--wait
+SCN
+cat >"$T/mxprobe.scn" <<'SCN'
+title: fake probe beside a busy process, matrix
+seconds: 1
+clients: window4 torch-infer
+proc: probe kernel_us=50 period_us=2000 class=latency FAKE_P99_US=500 FAKE_GPUSCHED_P99_US=900
+proc: runtime kernel_us=1000 FAKE_INDEX=0 FAKE_N=1 FAKE_GAP_US=0
+SCN
+cat >"$T/mxtorch.scn" <<'SCN'
+title: fake PyTorch training loops 3:1, matrix
+seconds: 1
+clients: torch-train-sync
+proc: torch-train weight=3 FAKE_STEPS=10 FAKE_GPUSCHED_STEPS=12
+proc: torch-train weight=1 FAKE_STEPS=10 FAKE_GPUSCHED_STEPS=4
+SCN
+PATH=$T/bin:$PATH GS_BUILD=$T/build GS_TORCH_DIR=$T/torch FAKE_ARGV_LOG=$T/argv \
+	"$bench" --out "$T/mx" \
+	"$T/mxpair.scn" "$T/mxprobe.scn" "$T/mxtorch.scn" >"$T/mx.log" 2>&1
+rc=$?
+sed 's/^/# /' "$T/mx.log"
+check "the matrix ran (exit $rc)" [ $rc = 0 ]
+mj=$T/mx/matrix.json
+mget() { python3 -c "import json; m=json.load(open('$mj')); print($1)" 2>/dev/null; }
+nrow=$(mget "len(m['rows'])")
+check "a matrix row per figure: 3 x 1 + 2 x 3 + 2 ($nrow)" [ "$nrow" = 11 ]
+vals=$(mget "sorted(m['rows'][0]['values'])")
+check "each row has default, MPS, gpusched and MPS+gpusched ($vals)" \
+	[ "$vals" = "['default', 'gpusched', 'mps', 'mps+gpusched']" ]
+grep '^WORSE' "$T/mx.log" | sort -u >"$T/worse"
+cat >"$T/worse.want" <<'W'
+WORSE mxpair sync: throughput sum: gpusched 0.8, default 0.99
+WORSE mxprobe torch-infer: torch-infer 0 latency p99 us: gpusched 900, default 500
+WORSE mxprobe window4: probe 0 latency p99 us: gpusched 900, default 500
+WORSE mxtorch torch-train-sync: throughput sum: gpusched 1.6, default 2
+W
+check "WORSE lists every case where gpusched is worse than default, and only those" \
+	cmp -s "$T/worse" "$T/worse.want"
+check "printed again at the end, with the count" sh -c "
+	[ \$(grep -c '^WORSE' '$T/mx.log') = 8 ] &&
+	grep -q '^4 case(s) where gpusched is worse than default' '$T/mx.log'"
+nw=$(mget "len(m['worse'])")
+check "and kept in matrix.json ($nw)" [ "$nw" = 4 ]
+check "matrix.md: the table of performance.md, a worse figure marked" sh -c "
+	grep -q '^| commit | GPU | driver | date | scenario | client | default | MPS | gpusched | MPS+gpusched |' '$T/mx/matrix.md' &&
+	grep -q '| mxpair: throughput sum | sync | 0.99 | 0.99 | 0.8 \*\*worse\*\* | 0.8 |' '$T/mx/matrix.md'"
+check "each kind reached its client: --wait device, --mix, --sync-each, torch-infer's period" sh -c "
+	grep -q '^gs-runtime-client .*--kernel-us 100.0 .*--wait device\$' '$T/argv' &&
+	grep -q '^gs-runtime-client .*--mix --depth 4\$' '$T/argv' &&
+	grep -q '^torch-train.py .*--sync-each\$' '$T/argv' &&
+	grep -q '^torch-infer.py .*--period-ms 10.0\$' '$T/argv'"
+# The mixed client's kernels: 25, 50, 125 and 200 us in turn; the share
+# from the GPU clock (its trace, each kernel's own length) is its own.
+mxj=$T/mx/bench.json
+mx1=$(python3 -c "
+import json
+r = [x for x in json.load(open('$mxj')) if x['tag'] == 'mxpair.mixed'][0]
+s = r['summary']['default']
+print('%.3f %.3f' % (s['share'][0], s['gpu_share'][0]))" 2>/dev/null)
+check "mixed lengths: the share from the trace matches the client's ($mx1)" \
+	sh -c "set -- $mx1; [ -n \"\$1\" ] && awk -v a=\$1 -v b=\$2 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }'"
+ts=$(python3 -c "
+import json
+r = [x for x in json.load(open('$mxj')) if x['tag'] == 'mxtorch.torch-train-sync'][0]
+print(r['summary']['gpusched']['share'], round(r['summary']['gpusched']['err_pts'], 1))" 2>/dev/null)
+check "PyTorch loops: shares are step rates over the loop alone ($ts)" [ "$ts" = "[1.2, 0.4] 0.0" ]
 
 echo "1..$n"
 [ $failed = 0 ]
