@@ -1505,8 +1505,8 @@ static void raise_nofile(void)
 /*
  * --rt-priority: every hand-over passes through this process (the holder's
  * release, then the grant to the next), and a wake-up of it can wait for
- * another task's time on the CPU (up to 3.5 ms on the H200's host:
- * Documentation/benchmarks.md). At a real-time priority it runs at once.
+ * another task's time on the CPU (up to 3.5 ms on the H200's host).
+ * At a real-time priority it runs at once.
  * It sleeps between requests (unless --poll-us), so it takes no CPU time
  * from others; children, if any, start at the normal policy.
  */

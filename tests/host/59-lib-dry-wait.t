@@ -8,7 +8,7 @@
 # dry_yields). Next to a periodic latency-class client the holder queues
 # one kernel at a time. The launch length beside the probe (samples must
 # not span its turns) is not checked here: in the double, under load, it
-# strays by half even when right; the H200 runs in benchmarks.md show it
+# strays by half even when right; runs on the H200 showed it
 # (1.8-2.0 ms for 1 ms kernels before, 1.02-1.09 ms after).
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
