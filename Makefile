@@ -16,6 +16,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 DESTDIR ?=
+# The version of the whole tree; DKMS needs it in dkms.conf, so it lives there.
+GS_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
 
 B := build
 CC ?= cc
@@ -36,7 +38,8 @@ USER_TARGETS :=
 CHECK_TARGETS :=
 INSTALL_TARGETS :=
 
-.PHONY: all module user check demo install install-module install-headers style clean deps
+.PHONY: all module user check demo install install-module install-headers style clean deps \
+	install-dkms
 all: module user
 
 module:
@@ -57,6 +60,14 @@ include tests/demo/build.mk
 user: $(USER_TARGETS)
 
 install: install-module install-headers $(INSTALL_TARGETS)
+
+# The module's source as DKMS takes it (dkms.conf), and as gpusched-dkms
+# ships it: `dkms add $(DESTDIR)/usr/src/gpusched-$(GS_VERSION)`.
+DKMS_SRC := dkms.conf Kbuild $(wildcard kmod/*.[ch] kmod/uapi/linux/*.h)
+install-dkms:
+	$(Q)for f in $(DKMS_SRC); do \
+		install -D -m 0644 $$f $(DESTDIR)/usr/src/gpusched-$(GS_VERSION)/$$f || exit; \
+	done
 
 # DESTDIR applies here too (INSTALL_MOD_PATH); depmod only on the live system.
 install-module: module

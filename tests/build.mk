@@ -54,7 +54,7 @@ check:
 	$(Q)$(MAKE) user $(CHECK_TARGETS) || \
 		{ echo "build failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 	$(Q)$(VM_ENV) tests/tools/prove-count $(PROVE_FLAGS) \
-		$$(ls tests/unit/*.t tests/host/*.t 2>/dev/null) $(VM_T) \
+		$$(ls tests/unit/*.t tests/host/*.t tests/pkg/*.t 2>/dev/null) $(VM_T) \
 		tests/demo/demo.t
 
 # The VM tests alone.

@@ -34,6 +34,16 @@ PACKAGES="
 	flex
 	bc
 	libelf-dev
+	dkms
+	dh-dkms
+	debhelper
+	lintian
+	podman
+	munge
+	slurmctld
+	slurmd
+	slurm-client
+	libslurm-dev
 "
 
 missing=

@@ -20,6 +20,9 @@
 #   VM_SMP, VM_MEM  QEMU -smp and -m (default 2 and 1024)
 #   VM_INSMOD_ARGS  module parameters (default max_gpus=64: tokens live
 #               until rmmod, and every test program creates its own)
+#   VM_KO       load this gpusched.ko (e.g. the one DKMS installed under
+#               /lib/modules/KVER/) instead of building one; it must have
+#               been built for the kernel booted
 #   VM_KIMAGE, VM_KDIR  boot this kernel image and build the module against
 #               this built tree instead of a Debian kernel; the argument is
 #               then only a tag naming build/vm-TAG/ (tests/debug/ uses it)
@@ -42,6 +45,7 @@ VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-180}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-1024}
 VM_INSMOD_ARGS=${VM_INSMOD_ARGS-max_gpus=64}
+VM_KO=${VM_KO:-}
 VM_KIMAGE=${VM_KIMAGE:-}
 VM_KDIR=${VM_KDIR:-}
 VM_APPEND=${VM_APPEND:-}
@@ -89,13 +93,14 @@ if [ -z "$KVER" ]; then
 fi
 KDIR=${VM_KDIR:-/usr/src/linux-headers-$KVER}
 KIMAGE=${VM_KIMAGE:-/boot/vmlinuz-$KVER}
-OUT=$ROOT/build/vm-$KVER
+# A run of a given module keeps its artefacts apart from the usual run's.
+OUT=$ROOT/build/vm-$KVER${VM_KO:+-prebuilt}
 mkdir -p "$OUT"
 # Two runs for one kernel (developers sharing a tree) would overwrite each
 # other's module, image and logs: the second waits.
 exec 9>"$OUT/.lock"
 flock 9
-echo "# kernel $KVER, artefacts in build/vm-$KVER"
+echo "# kernel $KVER, artefacts in ${OUT#"$ROOT"/}"
 
 for t in $VM_TESTS; do
 	if [ ! -f "$t" ] || [ ! -x "$t" ]; then
@@ -118,18 +123,27 @@ build_module() {
 	command -v "$cc" >/dev/null 2>&1 || cc=gcc
 	make -C "$KDIR" M="$src" CC="$cc" W=1 modules >"$OUT/build.log" 2>&1
 }
-if ! build_module; then
+if [ -n "$VM_KO" ]; then
+	vermagic=$(modinfo -F vermagic "$VM_KO" 2>/dev/null || true)
+	if [ "${vermagic%% *}" != "$KVER" ]; then
+		not_ok "$VM_KO is a module for $KVER (its vermagic: '$vermagic')"
+		finish
+	fi
+	mkdir -p "$OUT/kmod-src"
+	cp "$VM_KO" "$OUT/kmod-src/gpusched.ko"
+	ok "$VM_KO is a module for $KVER"
+elif ! build_module; then
 	not_ok "gpusched.ko builds against $KVER"
 	diag <"$OUT/build.log"
 	finish
-fi
 # W=1 asks for the extra warnings; modpost warns in capitals.
-if grep -q -E 'warning:|WARNING:' "$OUT/build.log"; then
+elif grep -q -E 'warning:|WARNING:' "$OUT/build.log"; then
 	not_ok "gpusched.ko builds against $KVER without warnings (W=1)"
 	grep -E -B2 -A4 'warning:|WARNING:' "$OUT/build.log" | diag
 	finish
+else
+	ok "gpusched.ko builds against $KVER without warnings (W=1)"
 fi
-ok "gpusched.ko builds against $KVER without warnings (W=1)"
 
 # --- the initramfs
 IMG=$OUT/root
