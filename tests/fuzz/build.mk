@@ -15,7 +15,7 @@
 FUZZ_DIR := $(B)/fuzz
 FUZZ_VM_BINS := $(FUZZ_DIR)/fuzz-dev $(FUZZ_DIR)/fuzz-netlink $(FUZZ_DIR)/storm
 FUZZ_VM_HDRS := tests/fuzz/fuzz-common.h tests/fuzz/fuzz-nl.h \
-	kmod/uapi/linux/gpusched.h
+	tests/fuzz/one-holder.h kmod/uapi/linux/gpusched.h
 
 $(FUZZ_VM_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_VM_HDRS)
 	$(Q)mkdir -p $(@D)
@@ -74,7 +74,7 @@ $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
 		daemon/knobs.c $(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		$(LIBGS_HDRS)
-$(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c daemon/arbiter.c \
+$(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
 		kmod/policy.c daemon/policyfile.c daemon/rules.c daemon/procfs.c daemon/knobs.c \
 		daemon/metrics.c \
 		$(wildcard daemon/*.h) kmod/policy.h kmod/uapi/linux/gpusched.h

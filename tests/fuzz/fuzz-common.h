@@ -37,6 +37,8 @@
 #include <sys/wait.h>
 #include <linux/gpusched.h>
 
+#include "one-holder.h"
+
 #define GS_FUZZ_SYSFS		"/sys/kernel/gpusched"
 #define GS_FUZZ_MAX_WORKERS	64
 #define GS_FUZZ_MAX_COUNTERS	48
@@ -510,6 +512,129 @@ static inline void gs_drop_privileges(void)
 	    setresgid(GS_FUZZ_NOBODY, GS_FUZZ_NOBODY, GS_FUZZ_NOBODY) ||
 	    setresuid(GS_FUZZ_NOBODY, GS_FUZZ_NOBODY, GS_FUZZ_NOBODY))
 		gs_fail(-1, "cannot become nobody: %s", strerror(errno));
+}
+
+/*
+ * The at-most-one-holder check (one-holder.h) while a fuzzer runs:
+ * GS_WITNESSES threads of the parent per fuzz GPU, each a client of its
+ * own, take the token (with a timeout, so that a fuzzed holder cannot keep
+ * them past the end), hold it a moment and give it back, until the run
+ * ends. The fuzzers write the knobs, so a witness may be revoked: two
+ * sections seen at once are judged when both RELEASEs have answered, and a
+ * RELEASE refused (EPERM) must come with a revocation counted (GET_INFO
+ * overruns): a token taken away in silence would hide a second holder.
+ */
+#define GS_WITNESSES	2
+
+static struct gs_holders gs_witness_hold[GS_FUZZ_NR_GPUS];
+static pthread_t gs_witness_th[GS_FUZZ_NR_GPUS * GS_WITNESSES];
+
+static inline void *gs_witness(void *arg)
+{
+	unsigned int id = (uintptr_t)arg, gpu = id / GS_WITNESSES;
+	unsigned int slot = id % GS_WITNESSES;
+	struct gs_holders *h = &gs_witness_hold[gpu];
+	struct gpusched_attach a = { 0 };
+	struct gpusched_release rl = { 0 };
+	struct gpusched_client_info ci;
+	uint64_t overruns = 0;
+	struct gs_rng rng;
+	int fd, err = 0;
+
+	gs_rng_init(&rng, gs_sh->seed, 1000 + id);
+	fd = open(GPUSCHED_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	gs_fuzz_uuid(a.uuid, gpu);
+	if (fd < 0 || ioctl(fd, GPUSCHED_IOC_ATTACH, &a)) {
+		gs_fail(-1, "witness %u: cannot attach: %s", id, strerror(errno));
+		goto out;
+	}
+	while (!gs_stopping()) {
+		struct gpusched_acquire aq = {
+			.flags = GPUSCHED_ACQUIRE_TIMEOUT,
+			.timeout_ns = 20000000,
+		};
+
+		err = ioctl(fd, GPUSCHED_IOC_ACQUIRE, &aq) ? -errno : 0;
+		/* EAGAIN: granted, then revoked before the thread ran. */
+		if (err == -EAGAIN && !ioctl(fd, GPUSCHED_IOC_GET_INFO, &ci))
+			overruns = ci.overruns;
+		if (err == -ETIMEDOUT || err == -EINTR || err == -EAGAIN)
+			continue;
+		if (err) {
+			gs_fail(-1, "witness %u: ACQUIRE: %s", id, strerror(-err));
+			break;
+		}
+		gs_hold_enter(h, slot, true);
+		gs_fuzz_sleep_us(gs_below(&rng, 200));
+		gs_hold_leave(h, slot);
+		err = ioctl(fd, GPUSCHED_IOC_RELEASE, &rl) ? -errno : 0;
+		if (err && err != -EPERM) {	/* EPERM: revoked */
+			gs_fail(-1, "witness %u: RELEASE: %s", id, strerror(-err));
+			break;
+		}
+		if (err && (ioctl(fd, GPUSCHED_IOC_GET_INFO, &ci) ||
+			    ci.overruns == overruns)) {
+			gs_fail(-1, "gpu%u: witness %u lost the token with no revocation counted (%" PRIu64 " overruns)",
+				fuzz_gpu_index[gpu], id, overruns);
+			break;
+		}
+		if (err)
+			overruns = ci.overruns;
+		if (gs_hold_released(h, slot, !err))
+			gs_fail(-1, "gpu%u: two holders: witness %u and another held the token at once (both RELEASEs succeeded)",
+				fuzz_gpu_index[gpu], id);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/* After gs_fuzz_find_gpus(): 0, or the number of witnesses not started. */
+static inline int gs_witness_start(void)
+{
+	unsigned int i;
+	int bad = 0;
+
+	memset(gs_witness_hold, 0, sizeof(gs_witness_hold));
+	for (i = 0; i < GS_FUZZ_NR_GPUS * GS_WITNESSES; i++) {
+		if (pthread_create(&gs_witness_th[i], NULL, gs_witness,
+				   (void *)(uintptr_t)i)) {
+			gs_fail(-1, "cannot start witness %u", i);
+			gs_witness_th[i] = 0;
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/*
+ * Once the run has ended: wait for the witnesses and say what they saw.
+ * Returns the number of failures: second holders, and a GPU on which no
+ * critical section was judged (the check would have checked nothing).
+ */
+static inline int gs_witness_stop(void)
+{
+	unsigned int i;
+	int bad = 0;
+
+	for (i = 0; i < GS_FUZZ_NR_GPUS * GS_WITNESSES; i++)
+		if (gs_witness_th[i])
+			pthread_join(gs_witness_th[i], NULL);
+	for (i = 0; i < GS_FUZZ_NR_GPUS; i++) {
+		const struct gs_holders *h = &gs_witness_hold[i];
+
+		printf("# gpu%u: at most one holder: %u witnesses in %" PRIu64 " critical sections, %" PRIu64 " ended holding (%" PRIu64 " seen beside another, revoked), %" PRIu64 " second holders\n",
+		       fuzz_gpu_index[i], GS_WITNESSES, h->entered, h->judged,
+		       h->pairs, h->violations);
+		bad += h->violations;
+		if (!h->judged) {
+			gs_fail(-1, "gpu%u: no critical section of a witness ended holding the token: nothing was checked",
+				fuzz_gpu_index[i]);
+			bad++;
+		}
+	}
+	return bad;
 }
 
 #endif /* GS_FUZZ_COMMON_H */

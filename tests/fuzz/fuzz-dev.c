@@ -13,9 +13,11 @@
  * It checks what it can from user space: every errno is one the contract
  * allows, SET_PARAMS and ATTACH give exactly the documented answer,
  * GET_INFO and the status page hold no stray bytes, a mapping is never
- * writable, no worker hangs, and at the end every token is free and can be
- * taken at once. The kernel's own detectors (KASAN, lockdep, UBSAN,
- * kmemleak on the debug kernel) are read by the VM runner.
+ * writable, no worker hangs, at most one client holds a token at any time
+ * (witness clients beside the workers, fuzz-common.h), and at the end every
+ * token is free and can be taken at once. The kernel's own detectors
+ * (KASAN, lockdep, UBSAN, kmemleak on the debug kernel) are read by the VM
+ * runner.
  *
  * fuzz-dev [-s SEED] [-t SECONDS] [-p PROCS] [-j THREADS] [-H HANG_S]
  * (GSFUZZ_SEED, GSFUZZ_SECONDS in the environment; default 10 s)
@@ -1070,9 +1072,11 @@ int main(int argc, char **argv)
 		if (pids[i] == 0)
 			_exit(worker_process(i, &o, i % 2 == 0));
 	}
+	bad = gs_witness_start();
 	gs_watch(pids, o.procs, o.procs * o.threads, &o);
+	bad += gs_witness_stop();
 
-	bad = check_tokens();
+	bad += check_tokens();
 	bad += gs_knobs_restore(knobs);
 	total = gs_fuzz_print_counts("operations", start, NR_OPS, NR_COUNTERS);
 	printf("\n");

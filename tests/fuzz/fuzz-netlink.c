@@ -13,7 +13,9 @@
  * only the family's own commands and attributes, each of its type's size,
  * values in range, zero padding and reserved bytes (nothing uninitialised
  * reaches user space), errors from the documented set, and every
- * state-changing command refused to nobody.
+ * state-changing command refused to nobody. Meanwhile witness clients
+ * check that at most one client holds a token at any time (fuzz-common.h),
+ * whatever the knobs and client settings the messages change.
  *
  * fuzz-netlink [-s SEED] [-t SECONDS] [-p PROCS] [-H HANG_S]
  * (GSFUZZ_SEED, GSFUZZ_SECONDS in the environment; default 10 s)
@@ -815,9 +817,11 @@ int main(int argc, char **argv)
 			_exit(worker_process(i, &o, i % 2 == 0));
 	}
 	pids[o.procs] = churn_pid;
+	bad = gs_witness_start();
 	gs_watch(pids, o.procs + 1, o.procs, &o);
+	bad += gs_witness_stop();
 
-	bad = gs_knobs_restore(knobs);
+	bad += gs_knobs_restore(knobs);
 	total = gs_fuzz_print_counts("requests", start, NR_OPS, NR_COUNTERS);
 	printf("\n# errors:");
 	for (i = 1; i < MAX_ERRNO; i++)

@@ -11,9 +11,13 @@
  * messages of any length, timer ticks and disconnects. Every reply must be
  * one whole struct gpusched_wire_rep with the magic, 0 or a -errno, and a
  * GET_INFO that holds nothing but in-range values; descriptors that come
- * with a reply are closed here. Raw messages that start with the control
- * protocol's magic (gpusched_ctl.h) get control replies: whole messages
- * whose last has GPUSCHED_CTL_F_DONE.
+ * with a reply are closed here. At most one client holds a GPU's token at
+ * any time (one-holder.h): a client is inside from the reply that grants it
+ * until it sends anything that may give the token back; two found inside
+ * at once are two holders if the RELEASEs that end both succeed (a tick
+ * may have revoked one), and a RELEASE refused needs a revocation. Raw
+ * messages that start with the control protocol's magic (gpusched_ctl.h)
+ * get control replies: whole messages whose last has GPUSCHED_CTL_F_DONE.
  *
  * Input: records of [op] [bytes...]; op bits 0-1: client, bits 2-3: kind
  * (0 request: [cmd selector] [len] [arg...], a selector from 0xf0 up
@@ -21,6 +25,7 @@
  * 3 disconnect and reconnect).
  */
 #include "../../daemon/arbiter.c"
+#include "one-holder.h"
 
 #define NR_CLIENTS	3
 
@@ -36,13 +41,44 @@ static int peer[NR_CLIENTS] = { -1, -1, -1 };
 #define MAX_PENDING	4096
 static struct pending {
 	unsigned int cmd[MAX_PENDING];
+	int judge[MAX_PENDING];		/* a RELEASE that ends a section: its GPU */
 	unsigned int head, tail;
 } pend[NR_CLIENTS];
 
-static void pending_push(int i, unsigned int cmd)
+static void pending_push(int i, unsigned int cmd, int judge)
 {
-	if (pend[i].tail - pend[i].head < MAX_PENDING)
+	if (pend[i].tail - pend[i].head < MAX_PENDING) {
+		pend[i].judge[pend[i].tail % MAX_PENDING] = judge;
 		pend[i].cmd[pend[i].tail++ % MAX_PENDING] = cmd;
+	}
+}
+
+/* Per GPU index (opts.max_gpus); a slot per client. */
+#define NR_GPUS		4
+static struct gs_holders hold[NR_GPUS];
+static int inside[NR_CLIENTS] = { -1, -1, -1 };	/* the GPU, or -1 */
+
+/* Client @i leaves its critical section, if in one; the GPU, or -1. */
+static int leave(int i)
+{
+	int gpu = inside[i];
+
+	if (gpu >= 0)
+		gs_hold_leave(&hold[gpu], i);
+	inside[i] = -1;
+	return gpu;
+}
+
+/* A reply granted client @i the token. */
+static void enter(int i)
+{
+	int gpu = cl[i] && cl[i]->dev ? (int)cl[i]->dev->index : -1;
+
+	leave(i);
+	if (gpu < 0 || gpu >= NR_GPUS)
+		return;
+	gs_hold_enter(&hold[gpu], i, true);
+	inside[i] = gpu;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -108,13 +144,16 @@ static void reap(void)
 {
 	for (struct arb_client *z = A.zombies; z; z = z->next)
 		for (int i = 0; i < NR_CLIENTS; i++)
-			if (cl[i] == z)
+			if (cl[i] == z) {
+				leave(i);
 				cl[i] = NULL;
+			}
 	free_zombies();
 }
 
 static void disconnect_client(int i)
 {
+	leave(i);
 	if (cl[i] && cl[i]->fd >= 0)
 		client_close(cl[i], NULL);
 	close(peer[i]);
@@ -126,6 +165,7 @@ static void disconnect_client(int i)
 static void read_replies(int i)
 {
 	unsigned int cmd;
+	int judge;
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -174,12 +214,27 @@ static void read_replies(int i)
 		/* A reply to nothing would be read as the next one's answer. */
 		if (pend[i].head == pend[i].tail)
 			abort();
+		judge = pend[i].judge[pend[i].head % MAX_PENDING];
 		cmd = pend[i].cmd[pend[i].head++ % MAX_PENDING];
 		memcpy(&rep, &in, n < (ssize_t)sizeof(rep) ? (size_t)n : sizeof(rep));
 		if (n != sizeof(rep) || (msg.msg_flags & MSG_TRUNC) ||
 		    rep.magic != GPUSCHED_WIRE_MAGIC || rep.ret > 0 ||
 		    rep.ret < -4095)
 			abort();
+		if ((cmd == GPUSCHED_IOC_ACQUIRE || cmd == GPUSCHED_IOC_YIELD) &&
+		    rep.ret == 0)
+			enter(i);
+		if (judge >= 0 && gs_hold_released(&hold[judge], i, rep.ret == 0)) {
+			fprintf(stderr, "gpu %d: client %d and another held the token at once (both RELEASEs succeeded)\n",
+				judge, i);
+			abort();
+		}
+		/* Refused: only a revocation takes the token away. */
+		if (judge >= 0 && rep.ret == -EPERM && cl[i] && !cl[i]->pol.revoked) {
+			fprintf(stderr, "gpu %d: client %d lost the token without a revocation\n",
+				judge, i);
+			abort();
+		}
 		if (cmd == GPUSCHED_IOC_GET_INFO && rep.ret == 0) {
 			struct gpusched_client_info info;
 
@@ -219,6 +274,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct arb_client *c;
 		unsigned int cmd = 0;
 		size_t len;
+		int judge;
 
 		i = (op & 3) % NR_CLIENTS;
 		if (!cl[i]) {
@@ -244,17 +300,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = end - p;
 			memcpy(req.arg, p, len);
 			p += len;
+			/* All but these may give the token back (bad ones too). */
+			judge = cmd == GPUSCHED_IOC_GET_INFO ||
+				cmd == GPUSCHED_IOC_SET_PARAMS ? -1 : leave(i);
+			if (cmd != GPUSCHED_IOC_RELEASE)
+				judge = -1;
 			if (send(peer[i], &req, sizeof(req), MSG_DONTWAIT) == sizeof(req))
-				pending_push(i, cmd);
+				pending_push(i, cmd, judge);
 			break;
 		}
 		case 1:
 			len = p < end ? *p++ : 0;
 			if (len > (size_t)(end - p))
 				len = end - p;
+			/* Anything, a RELEASE too: not judged. */
+			leave(i);
 			/* Empty: the arbiter takes it for a hang-up, no reply. */
 			if (send(peer[i], p, len, MSG_DONTWAIT) >= 0 && len)
-				pending_push(i, 0);
+				pending_push(i, 0, -1);
 			p += len;
 			break;
 		case 2:

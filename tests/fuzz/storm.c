@@ -27,15 +27,15 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include "fuzz-common.h"
+#include "one-holder.h"
 
 #define STORM_GPU	2	/* "gsFUZZ" + 2: not the fuzzers' */
-#define MAX_CLIENTS	64
+#define MAX_CLIENTS	GS_HOLD_SLOTS
 #define MODULE_PATH	"/gpusched.ko"
 
 struct storm {
-	int in_cs[MAX_CLIENTS];		/* inside the critical section */
-	int dying[MAX_CLIENTS];		/* being killed: not counted */
-	int violations;
+	/* No revocation: a client found inside is a second holder at once. */
+	struct gs_holders hold;
 	uint64_t grants;
 	uint64_t ops;
 	int stop;
@@ -102,19 +102,6 @@ static int pick_uuid(void)
 	return n == GPUSCHED_UUID_LEN ? 0 : -EINVAL;
 }
 
-/* Inside the critical section: is any other live client in it too? */
-static void check_alone(int me)
-{
-	int j, n = 0;
-
-	__atomic_store_n(&S->in_cs[me], 1, __ATOMIC_SEQ_CST);
-	for (j = 0; j < MAX_CLIENTS; j++)
-		n += __atomic_load_n(&S->in_cs[j], __ATOMIC_SEQ_CST) &&
-		     !__atomic_load_n(&S->dying[j], __ATOMIC_SEQ_CST);
-	if (n > 1)
-		__atomic_add_fetch(&S->violations, 1, __ATOMIC_SEQ_CST);
-}
-
 /* One client: acquire, a short critical section, release; @n times or
  * until told to stop. Holds for up to @hold_us. */
 static int client(int me, unsigned int n, unsigned int hold_us, uint64_t seed)
@@ -135,14 +122,15 @@ static int client(int me, unsigned int n, unsigned int hold_us, uint64_t seed)
 		err = xioctl(fd, GPUSCHED_IOC_ACQUIRE, &aq);
 		if (err)
 			return 2;
-		check_alone(me);
+		gs_hold_enter(&S->hold, me, false);
 		__atomic_add_fetch(&S->grants, 1, __ATOMIC_RELAXED);
 		if (hold_us)
 			gs_fuzz_sleep_us(gs_below(&rng, hold_us));
-		__atomic_store_n(&S->in_cs[me], 0, __ATOMIC_SEQ_CST);
+		gs_hold_leave(&S->hold, me);
 		err = xioctl(fd, GPUSCHED_IOC_RELEASE, &rl);
 		if (err && err != -EPERM)	/* EPERM: revoked */
 			return 3;
+		gs_hold_released(&S->hold, me, !err);
 		__atomic_add_fetch(&S->ops, 1, __ATOMIC_RELAXED);
 	}
 	close(fd);
@@ -201,10 +189,10 @@ static int wait_clients(const pid_t *pids, int nr, uint64_t t0)
 			break;
 		if (pid <= 0) {
 			if (progress_s && gs_fuzz_now_ns() >= next) {
-				printf("# ... %" PRIu64 " acquire/release, %" PRIu64 " grants, %d violations at %.0f s\n",
+				printf("# ... %" PRIu64 " acquire/release, %" PRIu64 " grants, %" PRIu64 " violations at %.0f s\n",
 				       __atomic_load_n(&S->ops, __ATOMIC_RELAXED),
 				       __atomic_load_n(&S->grants, __ATOMIC_RELAXED),
-				       __atomic_load_n(&S->violations, __ATOMIC_RELAXED),
+				       __atomic_load_n(&S->hold.violations, __ATOMIC_RELAXED),
 				       (gs_fuzz_now_ns() - t0) / 1e9);
 				next += progress_s * 1000000000ull;
 			}
@@ -323,13 +311,13 @@ static int phase_contend(int nr, unsigned int ops, uint64_t seed)
 	bad = wait_clients(pids, nr, t0);
 	cpu_report(&cpu);
 	why = token_sane();
-	printf("# %d clients x %u: %" PRIu64 " acquire/release in %.1f s, %lld grants, %lld overruns, %d violations\n",
+	printf("# %d clients x %u: %" PRIu64 " acquire/release in %.1f s, %lld grants, %lld overruns, %" PRIu64 " violations\n",
 	       nr, ops, S->ops, (gs_fuzz_now_ns() - t0) / 1e9,
 	       gs_gpu_state(gpu_index, "grants") - grants0,
-	       gs_gpu_state(gpu_index, "overruns") - overruns0, S->violations);
+	       gs_gpu_state(gpu_index, "overruns") - overruns0, S->hold.violations);
 	if (why)
 		printf("# %s\n", why);
-	return bad || why || S->violations ||
+	return bad || why || S->hold.violations ||
 	       S->ops != (uint64_t)nr * ops ||
 	       gs_gpu_state(gpu_index, "overruns") != overruns0;
 }
@@ -361,18 +349,18 @@ static int phase_kill(int nr, unsigned int kills, uint64_t seed)
 		 * of the kills among 64 clients).
 		 */
 		for (c = gs_chance(&rng, 50) ? 0 : nr; c < nr; c++) {
-			if (__atomic_load_n(&S->in_cs[c], __ATOMIC_SEQ_CST)) {
+			if (gs_hold_inside(&S->hold, c)) {
 				i = c;
 				break;
 			}
 		}
-		__atomic_store_n(&S->dying[i], 1, __ATOMIC_SEQ_CST);
-		holders += __atomic_load_n(&S->in_cs[i], __ATOMIC_SEQ_CST);
+		__atomic_store_n(&S->hold.dying[i], 1, __ATOMIC_SEQ_CST);
+		holders += gs_hold_inside(&S->hold, i);
 		kill(pids[i], SIGKILL);
 		if (wait_status(pids[i]) != 128 + SIGKILL)
 			bad++;
-		__atomic_store_n(&S->in_cs[i], 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&S->dying[i], 0, __ATOMIC_SEQ_CST);
+		gs_hold_leave(&S->hold, i);
+		__atomic_store_n(&S->hold.dying[i], 0, __ATOMIC_SEQ_CST);
 		pids[i] = spawn(i, 0, 2000, seed + kills + k);
 	}
 	__atomic_store_n(&S->stop, 1, __ATOMIC_SEQ_CST);
@@ -387,12 +375,12 @@ static int phase_kill(int nr, unsigned int kills, uint64_t seed)
 	why = token_sane();
 	/* A killed holder's close releases: the grace time never runs out. */
 	overruns = gs_gpu_state(gpu_index, "overruns") - overruns0;
-	printf("# %u SIGKILLs (%u of a holder) among %d clients in %.1f s: %" PRIu64 " grants, %d violations, %lld overruns, %d bad exits\n",
+	printf("# %u SIGKILLs (%u of a holder) among %d clients in %.1f s: %" PRIu64 " grants, %" PRIu64 " violations, %lld overruns, %d bad exits\n",
 	       kills, holders, nr, (gs_fuzz_now_ns() - t0) / 1e9, S->grants,
-	       S->violations, overruns, bad);
+	       S->hold.violations, overruns, bad);
 	if (why)
 		printf("# %s\n", why);
-	return bad || why || S->violations || overruns;
+	return bad || why || S->hold.violations || overruns;
 }
 
 static int delete_module(void)
@@ -538,9 +526,9 @@ static int phase_unload(int reloads, uint64_t seed)
 			}
 		}
 		overruns = gs_gpu_state(gpu_index, "overruns") - overruns0;
-		if (S->violations || overruns) {
-			printf("# reload %d: %d violations, %lld overruns\n", r,
-			       S->violations, overruns);
+		if (S->hold.violations || overruns) {
+			printf("# reload %d: %" PRIu64 " violations, %lld overruns\n", r,
+			       S->hold.violations, overruns);
 			bad++;
 		}
 	}
