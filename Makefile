@@ -39,7 +39,7 @@ CHECK_TARGETS :=
 INSTALL_TARGETS :=
 
 .PHONY: all module user check demo install install-module install-headers style clean deps \
-	install-dkms
+	install-user install-dkms deb
 all: module user
 
 module:
@@ -47,6 +47,7 @@ module:
 	$(Q)$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 include libgpusched/build.mk
+include libgpusched/dist.mk
 include daemon/build.mk
 include kernels/build.mk
 include tests/build.mk
@@ -59,7 +60,9 @@ include tests/demo/build.mk
 
 user: $(USER_TARGETS)
 
-install: install-module install-headers $(INSTALL_TARGETS)
+install: install-module install-user
+# Everything but the module (the packages build it with DKMS instead).
+install-user: install-headers $(INSTALL_TARGETS)
 
 # The module's source as DKMS takes it (dkms.conf), and as gpusched-dkms
 # ships it: `dkms add $(DESTDIR)/usr/src/gpusched-$(GS_VERSION)`.
@@ -68,6 +71,11 @@ install-dkms:
 	$(Q)for f in $(DKMS_SRC); do \
 		install -D -m 0644 $$f $(DESTDIR)/usr/src/gpusched-$(GS_VERSION)/$$f || exit; \
 	done
+
+# The Debian packages (debian/), built from a copy of the tree in $(B)/deb/,
+# where they are left: gpusched-dkms, libgpusched1, libgpusched-dev, gpusched.
+deb:
+	$(Q)debian/build-debs.sh $(B)/deb
 
 # DESTDIR applies here too (INSTALL_MOD_PATH); depmod only on the live system.
 install-module: module

@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian packages: `make deb`'s script builds them (dpkg-buildpackage
+# -b -us -uc, from a copy of the tree under /tmp), lintian finds no error,
+# apt installs them, and then the installed files work: pkg-config, a
+# program of the explicit API compiled and run against them, gpuschedctl,
+# gpusched-cdi, the systemd unit (systemd-analyze verify), DKMS holding the
+# module's source. apt remove leaves nothing but conffiles; purge, nothing.
+# Root, like CI.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/pkg/tap.sh
+
+PKGS="gpusched-dkms libgpusched1 libgpusched-dev gpusched"
+[ "$(id -u)" = 0 ] || skip_all "needs root (installs packages)"
+for t in dpkg-buildpackage dh lintian dkms; do
+	command -v $t >/dev/null || skip_all "no $t: run tests/tools/install-deps.sh"
+done
+for p in $PKGS; do
+	if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'installed'; then
+		skip_all "$p is installed on this machine; this test would replace it"
+	fi
+done
+
+T=$(mktemp -d /tmp/gs-deb.XXXXXX)
+cleanup() {
+	# shellcheck disable=SC2086 # a list of packages
+	dpkg --purge $PKGS >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
+check "debian/changelog's version is dkms.conf's, $VERSION" \
+	test "$(dpkg-parsechangelog -S Version | sed 's/-[^-]*$//')" = "$VERSION"
+
+if ! check "dpkg-buildpackage -b -us -uc (debian/build-debs.sh)" \
+	sh -c "debian/build-debs.sh '$T' >'$T/build.log' 2>&1"; then
+	diag_file "$T/build.log"
+	done_testing
+	exit
+fi
+for p in $PKGS; do
+	check "built $p" ls "$T/${p}_$VERSION"_*.deb
+done
+
+lintian --fail-on error --tag-display-limit 0 "$T"/*.changes >"$T/lintian.log" 2>&1
+check "lintian: no errors ($(grep -c '^E:' "$T/lintian.log") E, $(grep -c '^W:' "$T/lintian.log") W)" \
+	not grep -q '^E:' "$T/lintian.log"
+diag_file "$T/lintian.log" 40
+
+# dkms builds the module for the running kernel at install, where it can:
+# not in CI (no headers for the host's kernel); -k builds are dkms.t's.
+debs=$(for p in $PKGS; do ls "$T/${p}_${VERSION}"_*.deb; done)
+# shellcheck disable=SC2086 # a list of files
+if ! check "apt-get install ./*.deb" \
+	sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(echo $debs) >'$T/install.log' 2>&1"; then
+	diag_file "$T/install.log"
+	done_testing
+	exit
+fi
+
+grep -E -i 'dkms|building|signing' "$T/install.log" | head -n 20 | diag
+check "the packaged library needs no glibc above 2.28 (glibc-baseline.t)" \
+	tests/pkg/glibc-baseline.t "$(dpkg -L libgpusched1 | grep '/libgpusched.so.1$')"
+
+check "pkg-config --cflags --libs libgpusched says -lgpusched" \
+	sh -c "pkg-config --cflags --libs libgpusched | grep -q -- -lgpusched"
+check "pkg-config --modversion libgpusched is $VERSION" \
+	test "$(pkg-config --modversion libgpusched)" = "$VERSION"
+
+cat >"$T/api.c" <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <gpusched.h>
+#include <linux/gpusched.h>
+
+int main(void)
+{
+	/* No token service here: what matters is that it links and runs. */
+	const char *s = gpusched_strerror(-EPERM);
+
+	printf("%s (weights %d..%d)\n", s, GPUSCHED_WEIGHT_MIN, GPUSCHED_WEIGHT_MAX);
+	return strcmp(s, "Operation not permitted") != 0;
+}
+EOF
+check "an explicit-API program compiles against the installed files" \
+	sh -c "cc -std=gnu11 -Wall -Werror -o '$T/api' '$T/api.c' \$(pkg-config --cflags --libs libgpusched)"
+check "and runs: gpusched_strerror(-EPERM) from the installed library" "$T/api"
+check "it loads the packaged libgpusched.so.1" \
+	sh -c "ldd '$T/api' | grep -q -- '-linux-gnu/libgpusched.so.1'"
+check "gpuschedctl --help" gpuschedctl --help
+check "gpuschedd --help" gpuschedd --help
+check "gpusched-run --help" gpusched-run --help
+check "systemd-analyze verify gpuschedd.service" \
+	systemd-analyze verify /lib/systemd/system/gpuschedd.service
+check "man pages: gpuschedd(8) is installed" test -e /usr/share/man/man8/gpuschedd.8.gz
+check "DKMS holds the module's source: dkms status gpusched/$VERSION" \
+	sh -c "dkms status gpusched/$VERSION | grep -q gpusched"
+
+# What the packages own, and which of it are conffiles, before removal.
+for p in $PKGS; do dpkg -L "$p"; done | sort -u >"$T/files"
+for p in $PKGS; do dpkg-query -W -f='${Conffiles}\n' "$p"; done |
+	awk 'NF { print $1 }' | sort -u >"$T/conffiles"
+# shellcheck disable=SC2086 # a list of packages
+check "apt-get remove" sh -c "DEBIAN_FRONTEND=noninteractive apt-get remove -y $PKGS >'$T/remove.log' 2>&1"
+left=$(while read -r f; do
+	[ -d "$f" ] && continue
+	grep -qxF "$f" "$T/conffiles" && continue
+	[ -e "$f" ] || [ -L "$f" ] && echo "$f"
+done <"$T/files")
+check "nothing left after remove but conffiles${left:+: $(echo $left)}" test -z "$left"
+left=$(ls -d /usr/src/gpusched-* /var/lib/dkms/gpusched /lib/modules/*/updates/dkms/gpusched.ko* 2>/dev/null)
+check "nothing of DKMS's left${left:+: $(echo $left)}" test -z "$left"
+check "the conffiles stay: $(echo $(cat "$T/conffiles"))" \
+	sh -c "for f in \$(cat '$T/conffiles'); do test -e \$f || exit 1; done"
+# shellcheck disable=SC2086 # a list of packages
+check "dpkg --purge" dpkg --purge $PKGS
+left=$(for f in $(cat "$T/conffiles"); do [ -e "$f" ] && echo "$f"; done)
+check "nothing left after purge${left:+: $(echo $left)}" test -z "$left"
+done_testing
