@@ -94,6 +94,8 @@ check "it loads the packaged libgpusched.so.1" \
 check "gpuschedctl --help" gpuschedctl --help
 check "gpuschedd --help" gpuschedd --help
 check "gpusched-run --help" gpusched-run --help
+check "gpusched-cdi finds the installed library" \
+	sh -c "gpusched-cdi --mode kmod -o - | grep -q 'hostPath: /usr/lib/.*/libgpusched.so.1'"
 check "systemd-analyze verify gpuschedd.service" \
 	systemd-analyze verify /lib/systemd/system/gpuschedd.service
 check "man pages: gpuschedd(8) is installed" test -e /usr/share/man/man8/gpuschedd.8.gz

@@ -39,6 +39,7 @@ PACKAGES="
 	debhelper
 	lintian
 	podman
+	runc
 	munge
 	slurmctld
 	slurmd
