@@ -46,6 +46,9 @@ enum gs_test_gpu {
 	GS_GPU_NAMESPACES,
 	GS_GPU_GRANT_PAGE,
 	GS_GPU_FAULT = 0x50,	/* to 0x5f */
+	GS_GPU_CAP_BATCH = 0x60,
+	GS_GPU_TWO,		/* two-gpus.c: this and GS_GPU_TWO_B */
+	GS_GPU_TWO_B,
 	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 
