@@ -49,6 +49,7 @@ module:
 include libgpusched/build.mk
 include libgpusched/dist.mk
 include cdi/build.mk
+include slurm/build.mk
 include daemon/build.mk
 include kernels/build.mk
 include tests/build.mk
