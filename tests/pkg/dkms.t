@@ -80,7 +80,7 @@ if [ -z "$k61" ]; then
 elif ! ls $bins >/dev/null 2>&1; then
 	skip "the DKMS module in a VM" "no in-VM test programs: make vm-tests"
 else
-	VM_KO=/lib/modules/$k61/updates/dkms/gpusched.ko VM_TESTS=$bins VM_EXTRA= \
+	VM_KO=$(ls /lib/modules/"$k61"/updates/dkms/gpusched.ko*) VM_TESTS=$bins VM_EXTRA= \
 		tests/vm/run.sh 6.1 >"$tmp/vm.tap" 2>&1
 	vm_rc=$?
 	check "the VM run loads DKMS's module and passes ($(grep -c '^ok' "$tmp/vm.tap") ok, $(grep -c '^not ok' "$tmp/vm.tap") not ok)" \

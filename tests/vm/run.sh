@@ -21,8 +21,8 @@
 #   VM_INSMOD_ARGS  module parameters (default max_gpus=64: tokens live
 #               until rmmod, and every test program creates its own)
 #   VM_KO       load this gpusched.ko (e.g. the one DKMS installed under
-#               /lib/modules/KVER/) instead of building one; it must have
-#               been built for the kernel booted
+#               /lib/modules/KVER/, .ko.xz or .ko.zst too) instead of
+#               building one; it must have been built for the kernel booted
 #   VM_KIMAGE, VM_KDIR  boot this kernel image and build the module against
 #               this built tree instead of a Debian kernel; the argument is
 #               then only a tag naming build/vm-TAG/ (tests/debug/ uses it)
@@ -130,7 +130,12 @@ if [ -n "$VM_KO" ]; then
 		finish
 	fi
 	mkdir -p "$OUT/kmod-src"
-	cp "$VM_KO" "$OUT/kmod-src/gpusched.ko"
+	# DKMS compresses as the kernel's own modules are (6.12: xz).
+	case $VM_KO in
+	*.xz) xz -dc "$VM_KO" >"$OUT/kmod-src/gpusched.ko" ;;
+	*.zst) zstd -qdc "$VM_KO" >"$OUT/kmod-src/gpusched.ko" ;;
+	*) cp "$VM_KO" "$OUT/kmod-src/gpusched.ko" ;;
+	esac
 	ok "$VM_KO is a module for $KVER"
 elif ! build_module; then
 	not_ok "gpusched.ko builds against $KVER"
