@@ -5,7 +5,8 @@
 # machine, from a configuration the test writes, with spank_gpusched.so in
 # plugstack.conf pointing at an arbiter of the test. `srun --gpu-weight=300`
 # runs the CUDA double's client; gpuschedctl lists it with weight 300, and
-# its environment carries the job's label, slurm-JOBID. Root, like CI.
+# its environment carries the job's label, slurm-JOBID; gres/shard counts
+# become weights (shard_weight=). Root, like CI.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/pkg/tap.sh
@@ -69,7 +70,7 @@ set -- $ports
 NODE=$(hostname -s)
 mkdir -p "$T/state" "$T/spool"
 cat >"$T/plugstack.conf" <<EOF
-required $SPANK library=$LIB arbiter=$SOCK
+required $SPANK library=$LIB arbiter=$SOCK shard_weight=150
 EOF
 cat >"$T/slurm.conf" <<EOF
 ClusterName=gstest
@@ -144,4 +145,14 @@ rc=$?
 check "srun succeeds, and the library gated the launches" \
 	sh -c "test $rc = 0 && grep -Eq 'gated=[1-9]' '$T/out'"
 diag_file "$T/out" 5
+
+# Without options: the preload and the label, no weight. With N gres/shard
+# (SLURM_SHARDS_ON_NODE, which the test sets as Slurm would): N * 150.
+srun env >"$T/env0" 2>&1
+check "a job without options: the preload and the label, and no GPUSCHED_WEIGHT" \
+	sh -c "grep -qx 'LD_PRELOAD=$LIB' '$T/env0' && grep -q '^GPUSCHED_LABEL=slurm-' '$T/env0' && ! grep -q '^GPUSCHED_WEIGHT=' '$T/env0'"
+SLURM_SHARDS_ON_NODE=2 srun env >"$T/env2" 2>&1
+check "2 shards and shard_weight=150: GPUSCHED_WEIGHT=300" grep -qx 'GPUSCHED_WEIGHT=300' "$T/env2"
+SLURM_SHARDS_ON_NODE=2 srun --gpu-weight=40 env >"$T/env3" 2>&1
+check "--gpu-weight wins over shards" grep -qx 'GPUSCHED_WEIGHT=40' "$T/env3"
 done_testing
