@@ -24,7 +24,7 @@ CC ?= cc
 WERROR ?= -Werror
 CFLAGS ?= -O2 -g
 USER_CFLAGS := -std=gnu11 -Wall -Wextra $(WERROR) -D_GNU_SOURCE \
-	-I$(CURDIR)/kmod/uapi -I$(CURDIR)/kmod -I$(CURDIR)/libgpusched $(CFLAGS)
+	-I$(CURDIR)/kmod/uapi -I$(CURDIR)/include -I$(CURDIR)/kmod -I$(CURDIR)/libgpusched $(CFLAGS)
 
 ifeq ($(V),1)
 Q :=

@@ -213,7 +213,7 @@ static void conv_client(const void *wire, void *rec)
 	r->gid = w.gid;
 	r->cgroup_id = w.cgroup_id;
 	r->weight = w.weight;
-	r->class = w.class;
+	r->class = w.sched_class;
 	r->cap_pct = w.cap_pct;
 	r->state = w.state;
 	r->held_ns = w.held_ns;
@@ -265,7 +265,7 @@ int gs_arb_set_client(struct gs_arb *a, uint64_t id, uint32_t pid,
 	}
 	r.params.mask = p->mask;
 	r.params.weight = p->weight;
-	r.params.class = p->class;
+	r.params.sched_class = p->sched_class;
 	r.params.cap_pct = p->cap_pct;
 	return simple(a, GPUSCHED_CTL_SET_CLIENT, &r, sizeof(r));
 }

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/gpusched.h>
+#include <gpusched/arbiter_wire.h>
 
 #include "arbiter.h"
 #include "gpusched_ctl.h"
@@ -50,6 +51,11 @@
 
 _Static_assert(GS_NR_KNOBS == GPUSCHED_CTL_NR_KNOBS,
 	       "the control protocol's knob bits follow enum gs_knob");
+_Static_assert(sizeof(struct gpusched_client_info) <= GPUSCHED_WIRE_MAX &&
+	       sizeof(struct gpusched_acquire) <= GPUSCHED_WIRE_MAX,
+	       "every ioctl struct fits the wire format");
+_Static_assert((int)GS_NR_KNOBS == (int)GS_POL_NR_KNOBS,
+	       "enum gs_knob follows the policy's knob table");
 
 struct arb_client;
 
@@ -143,25 +149,37 @@ static uint64_t now_ns(void)
 /* ------------------------------------------------------------------ */
 /* Status pages and policy effects, as kmod/token.c does them */
 
+/*
+ * The arbiter is the page's one writer. @seq is a sequence count, odd
+ * while the fields change (see the uapi header), as the module's.
+ */
 static void status_sync(struct arb_client *c, uint64_t now)
 {
 	struct gpusched_status *st = c->page;
 	struct gs_pol_client *pc = &c->pol;
 	uint32_t flags = gs_pol_status_flags(pc);
+	uint32_t seq = st->seq;
+
+	__atomic_store_n(&st->seq, seq + 1, __ATOMIC_RELAXED);
+	/* The odd count is seen before any field of this update. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	st->features = GS_FEATURES;
+	st->latency_queue_ns = c->dev->pol.p.latency_queue_ns;
+	st->handover_ns = c->dev->pol.p.handover_ns;
 	st->grant_gen = c->grant_gen;
 	st->slice_end_ns = pc->slice_end;
 	st->grace_ns = c->dev->pol.p.grace_ns;
 	st->nr_waiting = c->dev->pol.nr_waiting;
 	st->nr_clients = c->dev->pol.nr_clients;
 	st->nr_latency = c->dev->pol.nr_latency;
-	st->class_plus_one = pc->class + 1;
+	st->class_plus_one = pc->sched_class + 1;
 	st->held_ns = gs_pol_held_now(pc, now);
 	st->overruns = pc->overruns;
 	st->yield_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0;
 	st->yield_due_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_due : 0;
 	/* Clients load flags with acquire: the fields above are valid then. */
 	__atomic_store_n(&st->flags, flags, __ATOMIC_RELEASE);
-	__atomic_store_n(&st->seq, st->seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 static struct arb_client *to_client(struct gs_pol_client *pc)
@@ -555,7 +573,8 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 
 	if (a->flags)
 		err = -EOPNOTSUPP;
-	else if (a->reserved || !memcmp(a->uuid, zero, sizeof(zero)))
+	else if (a->reserved0 || a->reserved[0] || a->reserved[1] ||
+		 !memcmp(a->uuid, zero, sizeof(zero)))
 		err = -EINVAL;
 	else if (c->dev)
 		err = -EBUSY;
@@ -604,24 +623,21 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 {
 	struct arb_dev *d = c->dev;
 	uint64_t now, due = 0;
-	bool bad;
 	int err;
 
-	if (a->flags & ~GPUSCHED_ACQUIRE_ALL) {
-		reply(c, -EOPNOTSUPP, NULL, 0, -1);
-		return;
-	}
-	bad = a->due_us && !(a->flags & GPUSCHED_ACQUIRE_DUE);
-	if (bad || !d) {
-		reply(c, bad ? -EINVAL : -ENOTCONN, NULL, 0, -1);
+	err = gs_pol_check_acquire(a);
+	if (!err && !d)
+		err = -ENOTCONN;
+	if (err) {
+		reply(c, err, NULL, 0, -1);
 		return;
 	}
 	now = now_ns();
 	if (a->flags & GPUSCHED_ACQUIRE_DUE)
 		due = now + 1000ull * a->due_us;
 	err = gs_pol_acquire(&d->pol, &c->pol, yield,
-			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due, now,
-			     apply_cb, d);
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
+			     a->gpu_ns, now, apply_cb, d);
 	if (err || c->pol.state == GS_POL_HOLDING) {
 		reply(c, err, NULL, 0, -1);
 		return;
@@ -637,16 +653,20 @@ static void cmd_release(struct arb_client *c, const struct gpusched_release *r)
 	uint64_t now;
 	int err;
 
-	if (r->flags)
-		err = -EOPNOTSUPP;
-	else if (r->reserved)
-		err = -EINVAL;
-	else if (!c->dev)
+	err = gs_pol_check_release(r);
+	if (!err && !c->dev)
 		err = -ENOTCONN;
-	else {
+	if (!err) {
 		now = now_ns();
 		err = gs_pol_release(&c->dev->pol, &c->pol, now, &fx);
 		apply(c->dev, &fx, now);
+		if (r->gpu_ns) {
+			memset(&fx, 0, sizeof(fx));
+			gs_pol_report_gpu(&c->dev->pol, &c->pol, r->gpu_ns, now,
+					  &fx);
+			apply(c->dev, &fx, now);
+			status_sync(c, now);
+		}
 	}
 	reply(c, err, NULL, 0, -1);
 }
@@ -669,7 +689,7 @@ static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p
 {
 	int err;
 
-	if (p->mask & ~GPUSCHED_PARAM_ALL)
+	if (p->mask & ~GS_PARAM_MASK)
 		err = -EOPNOTSUPP;
 	else if (p->reserved[0] || p->reserved[1])
 		err = -EINVAL;
@@ -687,7 +707,11 @@ static void cmd_get_info(struct arb_client *c)
 		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
 		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
 	};
-	struct gpusched_client_info info = { .size = sizeof(info) };
+	struct gpusched_client_info info = {
+		.size = sizeof(info),
+		.abi_version = GPUSCHED_ABI_VERSION,
+		.features = GS_FEATURES,
+	};
 	struct gs_pol_client *pc = &c->pol;
 
 	info.state = GPUSCHED_STATE_DETACHED;
@@ -695,7 +719,8 @@ static void cmd_get_info(struct arb_client *c)
 		memcpy(info.uuid, c->dev->uuid, GPUSCHED_UUID_LEN);
 		info.state = states[pc->state];
 		info.weight = pc->weight;
-		info.class = pc->class;
+		info.sched_class = pc->sched_class;
+		info.gpu_ns = pc->gpu_ns;
 		info.cap_pct = pc->cap_pct;
 		info.gpu_index = c->dev->index;
 		info.held_ns = gs_pol_held_now(pc, now_ns());
@@ -714,12 +739,8 @@ static void cmd_get_info(struct arb_client *c)
 static void params_knobs(const struct gs_pol_params *p, struct gs_knob_set *ks)
 {
 	ks->mask = (1U << GS_NR_KNOBS) - 1;
-	ks->val[GS_KNOB_TIMESLICE] = (uint32_t)(p->slice_ns / 1000);
-	ks->val[GS_KNOB_GRACE] = (uint32_t)(p->grace_ns / 1000);
-	ks->val[GS_KNOB_MIN_GRANT] = (uint32_t)(p->min_grant_ns / 1000);
-	ks->val[GS_KNOB_STARVE] = (uint32_t)(p->starve_ns / 1000);
-	ks->val[GS_KNOB_WINDOW] = (uint32_t)(p->window_ns / 1000);
-	ks->val[GS_KNOB_LATENCY_PCT] = p->latency_pct;
+	for (int k = 0; k < GS_NR_KNOBS; k++)
+		ks->val[k] = gs_pol_knob_get(p, &gs_pol_knobs[k]);
 }
 
 static void dev_snap(const struct arb_dev *d, struct gs_gpu_rec *r)
@@ -765,7 +786,7 @@ static void client_snap(const struct arb_client *c, uint64_t now,
 	r->gid = c->cred.gid;
 	r->cgroup_id = c->cgroup_id;
 	r->weight = pc->weight;
-	r->class = pc->class;
+	r->class = pc->sched_class;
 	r->cap_pct = pc->cap_pct;
 	r->state = client_state(c);
 	r->held_ns = gs_pol_held_now(pc, now);
@@ -802,7 +823,7 @@ static void client_wire(const struct gs_client_rec *r,
 	w->gid = r->gid;
 	w->cgroup_id = r->cgroup_id;
 	w->weight = r->weight;
-	w->class = r->class;
+	w->sched_class = r->class;
 	w->cap_pct = r->cap_pct;
 	w->state = r->state;
 	w->held_ns = r->held_ns;
@@ -1026,18 +1047,9 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 	if (!d)
 		return -ENODEV;
 	p = d->pol.p;
-	if (a->mask & GPUSCHED_CTL_TIMESLICE)
-		p.slice_ns = a->val[GS_KNOB_TIMESLICE] * 1000ull;
-	if (a->mask & GPUSCHED_CTL_GRACE)
-		p.grace_ns = a->val[GS_KNOB_GRACE] * 1000ull;
-	if (a->mask & GPUSCHED_CTL_MIN_GRANT)
-		p.min_grant_ns = a->val[GS_KNOB_MIN_GRANT] * 1000ull;
-	if (a->mask & GPUSCHED_CTL_STARVE)
-		p.starve_ns = a->val[GS_KNOB_STARVE] * 1000ull;
-	if (a->mask & GPUSCHED_CTL_WINDOW)
-		p.window_ns = a->val[GS_KNOB_WINDOW] * 1000ull;
-	if (a->mask & GPUSCHED_CTL_LATENCY_PCT)
-		p.latency_pct = a->val[GS_KNOB_LATENCY_PCT];
+	for (k = 0; k < GS_NR_KNOBS; k++)
+		if (a->mask & (1U << k))
+			gs_pol_knob_set(&p, &gs_pol_knobs[k], a->val[k]);
 	now = now_ns();
 	if (gs_pol_set_dev_params(&d->pol, &p, now, &fx))
 		return -EINVAL;
@@ -1053,7 +1065,7 @@ static int ctl_set_client(const struct gpusched_ctl_set_client *a)
 	const struct gpusched_params *p = &a->params;
 	int matched = 0, err = 0;
 
-	if ((a->flags & ~GPUSCHED_CTL_F_ALL) || (p->mask & ~GPUSCHED_PARAM_ALL))
+	if ((a->flags & ~GPUSCHED_CTL_F_ALL) || (p->mask & ~GS_PARAM_MASK))
 		return -EOPNOTSUPP;
 	if (a->reserved || p->reserved[0] || p->reserved[1] || !p->mask ||
 	    (!a->id && !a->pid))
@@ -1061,7 +1073,7 @@ static int ctl_set_client(const struct gpusched_ctl_set_client *a)
 	/* The ranges of the module's netlink policy, from the policy itself. */
 	if (gs_pol_check_client_params(
 		    p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : GPUSCHED_WEIGHT_DEFAULT,
-		    p->mask & GPUSCHED_PARAM_CLASS ? p->class : GPUSCHED_CLASS_NORMAL,
+		    p->mask & GPUSCHED_PARAM_CLASS ? p->sched_class : GPUSCHED_CLASS_NORMAL,
 		    p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : GPUSCHED_CAP_NONE))
 		return -ERANGE;
 	for (struct arb_dev *d = A.devs; d && !err; d = d->next) {

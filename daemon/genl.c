@@ -21,6 +21,7 @@
 #include <netlink/netlink.h>
 
 #include "genl.h"
+#include "gs_abi.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK	270
@@ -465,8 +466,8 @@ static int parse_client(struct nlmsghdr *nlh, struct gs_client_rec *c)
 		       nla_len(tb[GPUSCHED_A_CLIENT_POLICY_SET]) >= 4;
 	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_SET, &c->policy_set);
 	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_LOWERED, &c->policy_lowered);
-	c->policy_set &= GPUSCHED_PARAM_ALL;
-	c->policy_lowered &= GPUSCHED_PARAM_ALL;
+	c->policy_set &= GS_PARAM_MASK;
+	c->policy_lowered &= GS_PARAM_MASK;
 	return 0;
 }
 
@@ -582,7 +583,7 @@ int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
 	    ((p->mask & GPUSCHED_PARAM_WEIGHT) &&
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_WEIGHT, p->weight)) ||
 	    ((p->mask & GPUSCHED_PARAM_CLASS) &&
-	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CLASS, p->class)) ||
+	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CLASS, p->sched_class)) ||
 	    ((p->mask & GPUSCHED_PARAM_CAP) &&
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CAP_PCT, p->cap_pct)) ||
 	    (policy >= 0 &&

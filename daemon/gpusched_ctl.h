@@ -67,9 +67,10 @@
 
 #include <linux/types.h>
 #include <linux/gpusched.h>
+#include <gpusched/arbiter_wire.h>
 
 #define GPUSCHED_CTL_MAGIC	0x47504343U	/* "GPCC" */
-#define GPUSCHED_CTL_VERSION	1
+#define GPUSCHED_CTL_VERSION	2
 /* No message either way is longer. */
 #define GPUSCHED_CTL_MSG_MAX	16384
 
@@ -124,16 +125,19 @@ enum gpusched_ctl_knobs {
 	GPUSCHED_CTL_STARVE = 1U << 3,
 	GPUSCHED_CTL_WINDOW = 1U << 4,
 	GPUSCHED_CTL_LATENCY_PCT = 1U << 5,
-	GPUSCHED_CTL_KNOBS_ALL = (1U << 6) - 1,
+	GPUSCHED_CTL_LATENCY_QUEUE = 1U << 6,
+	GPUSCHED_CTL_HANDOVER = 1U << 7,
+	GPUSCHED_CTL_KNOBS_ALL = (1U << 8) - 1,
 };
 
-#define GPUSCHED_CTL_NR_KNOBS	6
+#define GPUSCHED_CTL_NR_KNOBS	8
 
 struct gpusched_ctl_set_gpu {
 	__u32 index;
 	__u32 mask;			/* gpusched_ctl_knobs */
-	/* in the order of the mask bits: the GPUSCHED_A_GPU_*_US knobs, then
-	 * LATENCY_PCT, with the module's units and ranges */
+	/* in the order of the mask bits: TIMESLICE_US .. WINDOW_US,
+	 * LATENCY_PCT, LATENCY_QUEUE_US, HANDOVER_US, with the module's
+	 * units and ranges */
 	__u32 val[GPUSCHED_CTL_NR_KNOBS];
 	__u64 reserved[2];
 };
@@ -144,7 +148,7 @@ struct gpusched_ctl_set_client {
 	__u32 gpu;			/* with GPUSCHED_CTL_F_GPU */
 	__u32 flags;			/* gpusched_ctl_filter_flags */
 	__u32 reserved;
-	struct gpusched_params params;	/* mask, weight, class, cap_pct */
+	struct gpusched_params params;	/* mask, weight, sched_class, cap_pct */
 };
 
 struct gpusched_ctl_gpu {
@@ -170,7 +174,7 @@ struct gpusched_ctl_client {
 	__u32 gid;
 	__u64 cgroup_id;		/* 0: unknown */
 	__u32 weight;
-	__u32 class;			/* enum gpusched_class */
+	__u32 sched_class;		/* enum gpusched_class */
 	__u32 cap_pct;
 	__u32 state;			/* enum gpusched_client_state */
 	__u64 held_ns;

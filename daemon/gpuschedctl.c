@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 
+#include <gpusched/arbiter_wire.h>
 #include "arbctl.h"
 #include "genl.h"
 #include "knobs.h"

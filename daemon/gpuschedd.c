@@ -13,6 +13,8 @@
 #include <string.h>
 #include <linux/gpusched.h>
 
+#include <gpusched/arbiter_wire.h>
+
 #include "arbiter.h"
 #include "nlmode.h"
 #include "policyfile.h"
@@ -42,6 +44,9 @@ static void usage(FILE *f)
 "  --starve-us N          a batch client waiting this long is served next\n"
 "  --window-us N          burst allowed by caps and the latency budget\n"
 "  --latency-pct N        token time the latency class may take first (0-90)\n"
+"  --latency-queue-us N   GPU time a holder keeps queued while a latency-class\n"
+"                         client is attached\n"
+"  --handover-us N        work a yielding holder may leave running\n"
 "  --max-gpus N           tokens to create at most (default 16)\n"
 "  --rt-priority N        run at SCHED_FIFO priority N (1-99; default 0: do\n"
 "                         not): hand-overs then wait for no other task's\n"
@@ -53,13 +58,16 @@ static void usage(FILE *f)
 "  -h, --help             show this help\n"
 "\n"
 "Defaults of the policy: slice %llu us, grace %llu us, min grant %llu us,\n"
-"starve %llu us, window %llu us, latency %u%%.\n",
+"starve %llu us, window %llu us, latency %u%%, latency queue %llu us,\n"
+"hand-over %llu us.\n",
 		GS_POLICY_DEFAULT_PATH, GPUSCHED_ARBITER_SOCKET,
 		(unsigned long long)d.slice_ns / 1000,
 		(unsigned long long)d.grace_ns / 1000,
 		(unsigned long long)d.min_grant_ns / 1000,
 		(unsigned long long)d.starve_ns / 1000,
-		(unsigned long long)d.window_ns / 1000, (unsigned int)d.latency_pct);
+		(unsigned long long)d.window_ns / 1000, (unsigned int)d.latency_pct,
+		(unsigned long long)d.latency_queue_ns / 1000,
+		(unsigned long long)d.handover_ns / 1000);
 }
 
 static int parse_u64(const char *opt, const char *s, unsigned long long max,
@@ -92,7 +100,7 @@ static const char *opt_name(const struct option *opts, int val)
 int main(int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_SLICE, O_GRACE, O_MINGRANT, O_STARVE,
-	       O_WINDOW, O_LATENCY, O_MAXGPUS, O_RTPRIO, O_POLL };
+	       O_WINDOW, O_LATENCY, O_LATQUEUE, O_HANDOVER, O_MAXGPUS, O_RTPRIO, O_POLL };
 	static const struct option opts[] = {
 		{ "arbiter", no_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, 'c' },
@@ -104,6 +112,8 @@ int main(int argc, char **argv)
 		{ "starve-us", required_argument, NULL, O_STARVE },
 		{ "window-us", required_argument, NULL, O_WINDOW },
 		{ "latency-pct", required_argument, NULL, O_LATENCY },
+		{ "latency-queue-us", required_argument, NULL, O_LATQUEUE },
+		{ "handover-us", required_argument, NULL, O_HANDOVER },
 		{ "max-gpus", required_argument, NULL, O_MAXGPUS },
 		{ "rt-priority", required_argument, NULL, O_RTPRIO },
 		{ "poll-us", required_argument, NULL, O_POLL },
@@ -140,7 +150,7 @@ int main(int argc, char **argv)
 			o.socket_path = optarg;
 			break;
 		case O_SLICE: case O_GRACE: case O_MINGRANT: case O_STARVE:
-		case O_WINDOW:
+		case O_WINDOW: case O_LATQUEUE: case O_HANDOVER:
 			if (parse_u64(opt_name(opts, c), optarg, us_max, &v))
 				return 2;
 			v *= 1000;
@@ -152,6 +162,10 @@ int main(int argc, char **argv)
 				o.params.min_grant_ns = v;
 			else if (c == O_STARVE)
 				o.params.starve_ns = v;
+			else if (c == O_LATQUEUE)
+				o.params.latency_queue_ns = v;
+			else if (c == O_HANDOVER)
+				o.params.handover_ns = v;
 			else
 				o.params.window_ns = v;
 			break;

@@ -26,6 +26,10 @@ const struct gs_knob_info gs_knobs[GS_NR_KNOBS] = {
 		1000, 10000000, "burst allowed by caps and the latency budget" },
 	[GS_KNOB_LATENCY_PCT] = { "latency_pct", GPUSCHED_A_GPU_LATENCY_PCT,
 		0, 90, "token time the latency class may take first, percent" },
+	[GS_KNOB_LATENCY_QUEUE] = { "latency_queue_us", GPUSCHED_A_GPU_LATENCY_QUEUE_US,
+		10, 1000000, "GPU time a holder keeps queued beside a latency client" },
+	[GS_KNOB_HANDOVER] = { "handover_us", GPUSCHED_A_GPU_HANDOVER_US,
+		0, 1000000, "work a yielding holder may leave running" },
 };
 
 int gs_knob_find(const char *name)
@@ -121,7 +125,7 @@ int gs_client_param_parse(const char *key, const char *value,
 		}
 		p->mask |= GPUSCHED_PARAM_WEIGHT;
 	} else if (!strcmp(key, "class")) {
-		if (gs_class_parse(value, &p->class)) {
+		if (gs_class_parse(value, &p->sched_class)) {
 			snprintf(msg, size,
 				 "class \"%s\": expected latency, normal or batch",
 				 value);

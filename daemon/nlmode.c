@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "dlog.h"
+#include "gs_abi.h"
 #include "genl.h"
 #include "metrics.h"
 #include "nlmode.h"
@@ -235,7 +236,7 @@ static void params_text(char *buf, size_t size, const struct gpusched_params *p)
 		n += snprintf(buf + n, size - n, "weight %u", p->weight);
 	if ((p->mask & GPUSCHED_PARAM_CLASS) && n < size)
 		n += snprintf(buf + n, size - n, "%sclass %s", n ? ", " : "",
-			      gs_class_name(p->class));
+			      gs_class_name(p->sched_class));
 	if ((p->mask & GPUSCHED_PARAM_CAP) && n < size) {
 		if (p->cap_pct)
 			snprintf(buf + n, size - n, "%scap %u%%", n ? ", " : "",
@@ -265,7 +266,7 @@ static bool lower_or_equal(uint32_t bit, uint32_t v, uint32_t than)
 static uint32_t param_get(const struct gpusched_params *p, uint32_t bit)
 {
 	return bit == GPUSCHED_PARAM_WEIGHT ? p->weight :
-	       bit == GPUSCHED_PARAM_CLASS ? p->class : p->cap_pct;
+	       bit == GPUSCHED_PARAM_CLASS ? p->sched_class : p->cap_pct;
 }
 
 static void param_set(struct gpusched_params *p, uint32_t bit, uint32_t v)
@@ -274,7 +275,7 @@ static void param_set(struct gpusched_params *p, uint32_t bit, uint32_t v)
 	if (bit == GPUSCHED_PARAM_WEIGHT)
 		p->weight = v;
 	else if (bit == GPUSCHED_PARAM_CLASS)
-		p->class = v;
+		p->sched_class = v;
 	else
 		p->cap_pct = v;
 }
@@ -294,16 +295,16 @@ static void client_target(const struct gs_client_rec *c,
 {
 	const struct gpusched_params def = {
 		.weight = GPUSCHED_WEIGHT_DEFAULT,
-		.class = GPUSCHED_CLASS_NORMAL,
+		.sched_class = GPUSCHED_CLASS_NORMAL,
 		.cap_pct = GPUSCHED_CAP_NONE,
 	};
 	struct gpusched_params cur = {
-		.weight = c->weight, .class = c->class, .cap_pct = c->cap_pct,
+		.weight = c->weight, .sched_class = c->class, .cap_pct = c->cap_pct,
 	};
 	uint32_t bit;
 
 	memset(p, 0, sizeof(*p));
-	for (bit = 1; bit & GPUSCHED_PARAM_ALL; bit <<= 1) {
+	for (bit = 1; bit & GS_PARAM_MASK; bit <<= 1) {
 		uint32_t target = param_get(want->mask & bit ? want : &def, bit);
 
 		if (!((want->mask | held | lowered) & bit))
@@ -343,7 +344,7 @@ static void client_apply(const struct gs_client_rec *c)
 	gs_proc_release(&proc);
 	if (r) {
 		want = r->set;
-		want.mask &= GPUSCHED_PARAM_ALL;
+		want.mask &= GS_PARAM_MASK;
 		D.rule_hits[r - D.pol->rules]++;
 	}
 	/*

@@ -654,4 +654,8 @@ void gs_policy_gpu_params(const struct gs_policy *pol,
 		p->window_ns = ks.val[GS_KNOB_WINDOW] * 1000ull;
 	if (ks.mask & (1U << GS_KNOB_LATENCY_PCT))
 		p->latency_pct = ks.val[GS_KNOB_LATENCY_PCT];
+	if (ks.mask & (1U << GS_KNOB_LATENCY_QUEUE))
+		p->latency_queue_ns = ks.val[GS_KNOB_LATENCY_QUEUE] * 1000ull;
+	if (ks.mask & (1U << GS_KNOB_HANDOVER))
+		p->handover_ns = ks.val[GS_KNOB_HANDOVER] * 1000ull;
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* /dev/gpusched: one client per open file; ioctl and a read-only status page. */
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -42,7 +44,8 @@ static long gs_ioctl_attach(struct gs_client *c, void __user *argp)
 		return -EFAULT;
 	if (a.flags)
 		return -EOPNOTSUPP;
-	if (a.reserved || !memcmp(a.uuid, zero, sizeof(zero)))
+	if (a.reserved0 || a.reserved[0] || a.reserved[1] ||
+	    !memcmp(a.uuid, zero, sizeof(zero)))
 		return -EINVAL;
 	return gs_client_attach(c, a.uuid);
 }
@@ -51,12 +54,13 @@ static long gs_ioctl_acquire(struct gs_client *c, void __user *argp, bool yield)
 {
 	struct gpusched_acquire a;
 
+	int err;
+
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
-	if (a.flags & ~GPUSCHED_ACQUIRE_ALL)
-		return -EOPNOTSUPP;
-	if (a.due_us && !(a.flags & GPUSCHED_ACQUIRE_DUE))
-		return -EINVAL;
+	err = gs_pol_check_acquire(&a);
+	if (err)
+		return err;
 	return gs_client_acquire(c, &a, yield);
 }
 
@@ -64,13 +68,14 @@ static long gs_ioctl_release(struct gs_client *c, void __user *argp)
 {
 	struct gpusched_release r;
 
+	int err;
+
 	if (copy_from_user(&r, argp, sizeof(r)))
 		return -EFAULT;
-	if (r.flags)
-		return -EOPNOTSUPP;
-	if (r.reserved)
-		return -EINVAL;
-	return gs_client_release(c);
+	err = gs_pol_check_release(&r);
+	if (err)
+		return err;
+	return gs_client_release(c, r.gpu_ns);
 }
 
 static long gs_ioctl_set_params(struct gs_client *c, void __user *argp)
@@ -79,7 +84,7 @@ static long gs_ioctl_set_params(struct gs_client *c, void __user *argp)
 
 	if (copy_from_user(&p, argp, sizeof(p)))
 		return -EFAULT;
-	if (p.mask & ~GPUSCHED_PARAM_ALL)
+	if (p.mask & ~GS_PARAM_MASK)
 		return -EOPNOTSUPP;
 	if (p.reserved[0] || p.reserved[1])
 		return -EINVAL;
@@ -134,18 +139,72 @@ static void gs_vma_flags(struct vm_area_struct *vma)
 #endif
 }
 
-/* The status page: exactly one page at offset 0, never writable. */
+/*
+ * The status page's mapping holds a reference to the page (vm_private_data),
+ * not to the client: the client may close and free its own reference while
+ * the page is mapped, and the page then keeps its last contents.
+ */
+static void gs_vm_open(struct vm_area_struct *vma)
+{
+	get_page(vma->vm_private_data);
+}
+
+static void gs_vm_close(struct vm_area_struct *vma)
+{
+	put_page(vma->vm_private_data);
+}
+
+/* Maps the page again after MADV_DONTNEED (or on the first access). */
+static vm_fault_t gs_vm_fault(struct vm_fault *vmf)
+{
+	struct page *page = vmf->vma->vm_private_data;
+
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct gs_vm_ops = {
+	.open = gs_vm_open,
+	.close = gs_vm_close,
+	.fault = gs_vm_fault,
+};
+
+/* What the mapping's file is once mapped; it pins the module, not a client. */
+static const struct file_operations gs_status_fops = {
+	.owner = THIS_MODULE,
+};
+
+/*
+ * The status page: exactly one page at offset 0, shared, never writable.
+ * The mapping refers to a file of its own rather than to /dev/gpusched's,
+ * so that close() of the device file releases the client (and its token)
+ * even while the page is mapped, as the uapi header says.
+ */
 static int gs_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct gs_client *c = file->private_data;
+	struct file *status;
 
 	if (vma->vm_pgoff != GPUSCHED_STATUS_OFFSET >> PAGE_SHIFT ||
 	    vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
+	/* A private copy would silently stop following the service. */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	status = anon_inode_getfile("[gpusched-status]", &gs_status_fops, NULL,
+				    O_RDONLY);
+	if (IS_ERR(status))
+		return PTR_ERR(status);
 	gs_vma_flags(vma);
-	return vm_insert_page(vma, vma->vm_start, virt_to_page(c->page));
+	vma->vm_ops = &gs_vm_ops;
+	vma->vm_private_data = virt_to_page(c->page);
+	gs_vm_open(vma);
+	vma_set_file(vma, status);
+	fput(status);	/* the mapping holds its own reference */
+	return 0;
 }
 
 static const struct file_operations gs_fops = {

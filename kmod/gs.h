@@ -12,12 +12,16 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/gpusched.h>
 #include "policy.h"
 
-/* One GPU's token. Created on the first attach of its UUID; lives until
- * the module is unloaded, so that sysfs paths and knobs stay put while the
- * GPU's processes come and go.
+/*
+ * One GPU's token. Created on the first attach of its UUID; lives while it
+ * has clients, or knobs an administrator set, or until max_gpus tokens
+ * exist and a new UUID needs its place (gs_gpu_get()), so that sysfs paths
+ * and knobs stay put while the GPU's processes come and go. The kobject's
+ * reference count keeps it while gs_gpus, netlink or sysfs use it.
  */
 struct gs_gpu {
 	struct kobject kobj;		/* /sys/kernel/gpusched/gpu<index> */
@@ -33,6 +37,8 @@ struct gs_gpu {
 	struct gs_pol_dev pol;
 	struct list_head clients;	/* gs_client.node, under lock */
 	struct hrtimer timer;		/* fires at gs_pol_next_event() */
+	/* Reports overruns (gs_client.overrun_pending) outside the lock. */
+	struct work_struct overrun_work;
 };
 
 /* One open file of /dev/gpusched. */
@@ -44,6 +50,14 @@ struct gs_client {
 	struct gpusched_status *page;	/* status page; written under gpu->lock */
 	wait_queue_head_t wq;		/* woken when granted */
 	u64 grant_gen;			/* under gpu->lock */
+	/*
+	 * An ACQUIRE interrupted by a signal, to be restarted by this task
+	 * with this deadline (gs_client_acquire()). Under gpu->lock.
+	 */
+	struct task_struct *restart_task;
+	u64 restart_deadline;
+	/* Revoked, not yet reported (gs_gpu.overrun_work). Under gpu->lock. */
+	bool overrun_pending;
 	struct list_head node;		/* on gpu->clients, under gpu->lock */
 	/* Numbered at attach; who opened the file, fixed at open. */
 	u64 id;
@@ -68,9 +82,17 @@ struct gs_client_snap {
 	kuid_t uid;
 	kgid_t gid;
 	char comm[TASK_COMM_LEN];
-	u32 gpu_index, weight, class, cap_pct, state;
+	u32 gpu_index, weight, sched_class, cap_pct, state;
 	u32 policy_set, policy_lowered;
-	u64 held_ns, grants, wait_ns_total, wait_ns_max, overruns, yields;
+	u64 held_ns, gpu_ns, grants, wait_ns_total, wait_ns_max, overruns, yields;
+};
+
+/* A GPU's knobs and counters, copied under its lock (gs_gpu_state()). */
+struct gs_gpu_state {
+	struct gs_pol_params params;
+	u64 grants, overruns, held_ns;
+	u32 nr_clients, nr_waiting;
+	pid_t holder;
 };
 
 struct gs_defaults {
@@ -86,12 +108,17 @@ void gs_client_exit(struct gs_client *c);
 int gs_client_attach(struct gs_client *c, const u8 *uuid);
 int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		      bool yield);
-int gs_client_release(struct gs_client *c);
+int gs_client_release(struct gs_client *c, u64 gpu_ns);
 int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p);
 int gs_client_info(struct gs_client *c, struct gpusched_client_info *info);
 struct gs_gpu *gs_client_gpu(struct gs_client *c);
-int gs_gpu_set_params(struct gs_gpu *gpu, const struct gs_pol_params *p);
+int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask);
+void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s);
+struct pid_namespace;
+pid_t gs_pid_nr(struct pid *pid, struct pid_namespace *ns);
 struct gs_gpu *gs_gpu_by_index(unsigned int index);
+struct gs_gpu *gs_gpu_next(unsigned int index);
+void gs_gpu_put(struct gs_gpu *gpu);
 void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 		    struct gs_client_snap *s, u64 now);
 int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,

@@ -37,6 +37,14 @@ static unsigned int latency_pct = 50;
 module_param(latency_pct, uint, 0444);
 MODULE_PARM_DESC(latency_pct, "Share the latency class may take at priority (0..90)");
 
+static unsigned int latency_queue_us = 300;
+module_param(latency_queue_us, uint, 0444);
+MODULE_PARM_DESC(latency_queue_us, "GPU time a holder keeps queued while a latency-class client is attached, us");
+
+static unsigned int handover_us = 600;
+module_param(handover_us, uint, 0444);
+MODULE_PARM_DESC(handover_us, "Work a yielding holder may leave running, us");
+
 static unsigned int dev_mode = 0666;
 module_param(dev_mode, uint, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gpusched (default 0666)");
@@ -45,22 +53,33 @@ struct gs_defaults gs_defaults;
 
 static int __init gs_params_init(void)
 {
+	/* In the order of the policy's knob table (enum gs_pol_knob_id). */
+	const unsigned int vals[GS_POL_NR_KNOBS] = {
+		[GS_POL_KNOB_TIMESLICE] = timeslice_us,
+		[GS_POL_KNOB_GRACE] = grace_us,
+		[GS_POL_KNOB_MIN_GRANT] = min_grant_us,
+		[GS_POL_KNOB_STARVE] = starve_us,
+		[GS_POL_KNOB_WINDOW] = window_us,
+		[GS_POL_KNOB_LATENCY_PCT] = latency_pct,
+		[GS_POL_KNOB_LATENCY_QUEUE] = latency_queue_us,
+		[GS_POL_KNOB_HANDOVER] = handover_us,
+	};
 	struct gs_pol_params *p = &gs_defaults.params;
+	int i;
 
 	if (!max_gpus || max_gpus > 64 || dev_mode > 0777) {
 		pr_err("max_gpus must be 1..64 and dev_mode at most 0777\n");
 		return -EINVAL;
 	}
 	gs_defaults.max_gpus = max_gpus;
-	p->slice_ns = (u64)timeslice_us * NSEC_PER_USEC;
-	p->grace_ns = (u64)grace_us * NSEC_PER_USEC;
-	p->min_grant_ns = (u64)min_grant_us * NSEC_PER_USEC;
-	p->starve_ns = (u64)starve_us * NSEC_PER_USEC;
-	p->window_ns = (u64)window_us * NSEC_PER_USEC;
-	p->latency_pct = latency_pct;
-	if (gs_pol_check_params(p)) {
-		pr_err("a time or latency_pct parameter is out of range\n");
-		return -EINVAL;
+	for (i = 0; i < GS_POL_NR_KNOBS; i++) {
+		const struct gs_pol_knob *k = &gs_pol_knobs[i];
+
+		if (vals[i] < k->min || vals[i] > k->max) {
+			pr_err("%s must be %u..%u\n", k->name, k->min, k->max);
+			return -EINVAL;
+		}
+		gs_pol_knob_set(p, k, vals[i]);
 	}
 	return 0;
 }

@@ -11,32 +11,26 @@
 #include <net/netlink.h>
 #include "gs.h"
 
-/* Not const: 6.1's nla_policy points to them without const. */
-static struct netlink_range_validation gs_range_slice = {
-	.min = 100, .max = 10000000,
-};
-static struct netlink_range_validation gs_range_grace = {
-	.min = 1000, .max = 10000000,
-};
-static struct netlink_range_validation gs_range_min_grant = {
-	.min = 10, .max = 1000000,
-};
-static struct netlink_range_validation gs_range_starve = {
-	.min = 1000, .max = 60000000,
-};
-static struct netlink_range_validation gs_range_window = {
-	.min = 1000, .max = 10000000,
-};
+/*
+ * The knobs' ranges, from the policy's knob table (gs_pol_knobs) at init.
+ * Not const: 6.1's nla_policy points to them without const.
+ */
+static struct netlink_range_validation gs_knob_range[GS_POL_NR_KNOBS];
+
+#define GS_KNOB_POLICY(attr, knob) \
+	[attr] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_knob_range[knob])
 
 /* What a request may carry; everything else is refused (strict). */
 static const struct nla_policy gs_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
 	[GPUSCHED_A_GPU_INDEX] = { .type = NLA_U32 },
-	[GPUSCHED_A_GPU_TIMESLICE_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_slice),
-	[GPUSCHED_A_GPU_GRACE_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_grace),
-	[GPUSCHED_A_GPU_MIN_GRANT_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_min_grant),
-	[GPUSCHED_A_GPU_STARVE_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_starve),
-	[GPUSCHED_A_GPU_WINDOW_US] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_range_window),
-	[GPUSCHED_A_GPU_LATENCY_PCT] = NLA_POLICY_MAX(NLA_U32, 90),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_TIMESLICE_US, GS_POL_KNOB_TIMESLICE),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_GRACE_US, GS_POL_KNOB_GRACE),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_MIN_GRANT_US, GS_POL_KNOB_MIN_GRANT),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_STARVE_US, GS_POL_KNOB_STARVE),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_WINDOW_US, GS_POL_KNOB_WINDOW),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_LATENCY_PCT, GS_POL_KNOB_LATENCY_PCT),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_LATENCY_QUEUE_US, GS_POL_KNOB_LATENCY_QUEUE),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_HANDOVER_US, GS_POL_KNOB_HANDOVER),
 };
 
 static const struct nla_policy gs_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
@@ -55,59 +49,41 @@ static struct genl_family gs_family;
 static int gs_put_gpu(struct sk_buff *skb, struct gs_gpu *gpu, u32 portid,
 		      u32 seq, int flags)
 {
-	struct gs_pol_params p;
-	struct gs_pol_client *h;
-	u64 grants, overruns, held;
-	u32 nr_clients, nr_waiting;
-	pid_t holder;
+	struct gs_gpu_state st;
 	void *hdr;
+	int i;
 
-	spin_lock_bh(&gpu->lock);
-	p = gpu->pol.p;
-	h = gpu->pol.holder;
-	grants = gpu->pol.grants;
-	overruns = gpu->pol.overruns;
-	held = gpu->pol.held_ns;
-	if (h)
-		held += ktime_get_ns() - h->grant_start;
-	nr_clients = gpu->pol.nr_clients;
-	nr_waiting = gpu->pol.nr_waiting;
-	holder = h ? pid_vnr(container_of(h, struct gs_client, pol)->pid) : 0;
-	spin_unlock_bh(&gpu->lock);
-
+	gs_gpu_state(gpu, &st);
 	hdr = genlmsg_put(skb, portid, seq, &gs_family, flags,
 			  GPUSCHED_CMD_GET_GPU);
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, GPUSCHED_A_GPU_INDEX, gpu->index) ||
-	    nla_put(skb, GPUSCHED_A_GPU_UUID, GPUSCHED_UUID_LEN, gpu->uuid) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_TIMESLICE_US,
-			div_u64(p.slice_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_GRACE_US,
-			div_u64(p.grace_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_MIN_GRANT_US,
-			div_u64(p.min_grant_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_STARVE_US,
-			div_u64(p.starve_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_WINDOW_US,
-			div_u64(p.window_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_LATENCY_PCT, p.latency_pct) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_NR_CLIENTS, nr_clients) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_NR_WAITING, nr_waiting) ||
-	    nla_put_u32(skb, GPUSCHED_A_GPU_HOLDER_PID, holder) ||
-	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_GRANTS, grants,
+	    nla_put(skb, GPUSCHED_A_GPU_UUID, GPUSCHED_UUID_LEN, gpu->uuid))
+		goto full;
+	for (i = 0; i < GS_POL_NR_KNOBS; i++)
+		if (nla_put_u32(skb, gs_pol_knobs[i].nl_attr,
+				gs_pol_knob_get(&st.params, &gs_pol_knobs[i])))
+			goto full;
+	if (nla_put_u32(skb, GPUSCHED_A_GPU_NR_CLIENTS, st.nr_clients) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_NR_WAITING, st.nr_waiting) ||
+	    nla_put_u32(skb, GPUSCHED_A_GPU_HOLDER_PID, st.holder) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_GRANTS, st.grants,
 			      GPUSCHED_A_GPU_PAD) ||
-	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_OVERRUNS, overruns,
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_OVERRUNS, st.overruns,
 			      GPUSCHED_A_GPU_PAD) ||
-	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_HELD_NS, held,
-			      GPUSCHED_A_GPU_PAD)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
-	}
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_HELD_NS, st.held_ns,
+			      GPUSCHED_A_GPU_PAD))
+		goto full;
 	genlmsg_end(skb, hdr);
 	return 0;
+
+full:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
 }
 
+/* The GPU a request names, with a reference (gs_gpu_put()), or ERR_PTR. */
 static struct gs_gpu *gs_nl_gpu(struct genl_info *info, int attr)
 {
 	struct gs_gpu *gpu;
@@ -131,9 +107,9 @@ static int gs_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(gpu))
 		return PTR_ERR(gpu);
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	err = gs_put_gpu(msg, gpu, info->snd_portid, info->snd_seq, 0);
+	err = msg ? gs_put_gpu(msg, gpu, info->snd_portid, info->snd_seq, 0) :
+		    -ENOMEM;
+	gs_gpu_put(gpu);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
@@ -141,57 +117,45 @@ static int gs_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* cb->args[0]: index of the next GPU to dump. */
+/* cb->args[0]: lowest index of the GPUs still to dump. */
 static int gs_nl_get_gpu_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct gs_gpu *gpu;
+	int err;
 
-	while ((gpu = gs_gpu_by_index(cb->args[0]))) {
-		if (gs_put_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
-			       cb->nlh->nlmsg_seq, NLM_F_MULTI))
+	while ((gpu = gs_gpu_next(cb->args[0]))) {
+		err = gs_put_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
+				 cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		cb->args[0] = gpu->index + (err ? 0 : 1);
+		gs_gpu_put(gpu);
+		if (err)
 			break;
-		cb->args[0]++;
 	}
 	return skb->len;
 }
 
 static int gs_nl_set_gpu(struct sk_buff *skb, struct genl_info *info)
 {
-	static const struct {
-		int attr;
-		size_t offset;
-		u32 scale;
-	} knobs[] = {
-		{ GPUSCHED_A_GPU_TIMESLICE_US,
-		  offsetof(struct gs_pol_params, slice_ns), NSEC_PER_USEC },
-		{ GPUSCHED_A_GPU_GRACE_US,
-		  offsetof(struct gs_pol_params, grace_ns), NSEC_PER_USEC },
-		{ GPUSCHED_A_GPU_MIN_GRANT_US,
-		  offsetof(struct gs_pol_params, min_grant_ns), NSEC_PER_USEC },
-		{ GPUSCHED_A_GPU_STARVE_US,
-		  offsetof(struct gs_pol_params, starve_ns), NSEC_PER_USEC },
-		{ GPUSCHED_A_GPU_WINDOW_US,
-		  offsetof(struct gs_pol_params, window_ns), NSEC_PER_USEC },
-	};
 	struct gs_gpu *gpu = gs_nl_gpu(info, GPUSCHED_A_GPU_INDEX);
-	struct gs_pol_params p;
-	size_t i;
+	u32 vals[GS_POL_NR_KNOBS] = {};
+	unsigned int mask = 0;
+	int i;
+
+	int err;
 
 	if (IS_ERR(gpu))
 		return PTR_ERR(gpu);
-	spin_lock_bh(&gpu->lock);
-	p = gpu->pol.p;
-	spin_unlock_bh(&gpu->lock);
-	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
-		struct nlattr *a = info->attrs[knobs[i].attr];
+	for (i = 0; i < GS_POL_NR_KNOBS; i++) {
+		struct nlattr *a = info->attrs[gs_pol_knobs[i].nl_attr];
 
-		if (a)
-			*(u64 *)((char *)&p + knobs[i].offset) =
-				(u64)nla_get_u32(a) * knobs[i].scale;
+		if (a) {
+			vals[i] = nla_get_u32(a);
+			mask |= 1U << i;
+		}
 	}
-	if (info->attrs[GPUSCHED_A_GPU_LATENCY_PCT])
-		p.latency_pct = nla_get_u32(info->attrs[GPUSCHED_A_GPU_LATENCY_PCT]);
-	return gs_gpu_set_params(gpu, &p);
+	err = gs_gpu_set_knobs(gpu, vals, mask);
+	gs_gpu_put(gpu);
+	return err;
 }
 
 /* Ids are given as seen from @pid (a number) and @ns. */
@@ -214,7 +178,7 @@ static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_CGROUP_ID, s->cgroup_id,
 			      GPUSCHED_A_CLIENT_PAD) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_WEIGHT, s->weight) ||
-	    nla_put_u32(skb, GPUSCHED_A_CLIENT_CLASS, s->class) ||
+	    nla_put_u32(skb, GPUSCHED_A_CLIENT_CLASS, s->sched_class) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_CAP_PCT, s->cap_pct) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_STATE, s->state) ||
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_HELD_NS, s->held_ns,
@@ -264,10 +228,16 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 
 	if (filter && cb->args[0] < nla_get_u32(filter))
 		cb->args[0] = nla_get_u32(filter);
-	while (!full && (gpu = gs_gpu_by_index(cb->args[0]))) {
+	while (!full && (gpu = filter ? gs_gpu_by_index(cb->args[0]) :
+				       gs_gpu_next(cb->args[0]))) {
 		struct gs_client *c;
+		unsigned int index = gpu->index;
 		u64 now;
 
+		if (index != cb->args[0]) {	/* the next GPU */
+			cb->args[0] = index;
+			cb->args[1] = 0;
+		}
 		spin_lock_bh(&gpu->lock);
 		now = ktime_get_ns();
 		list_for_each_entry(c, &gpu->clients, node) {
@@ -276,9 +246,10 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 
 			if (c->id <= cb->args[1])
 				continue;
-			pid = pid_nr_ns(c->pid, ns);
-			if (!pid)	/* not visible from the caller's namespace */
+			/* Not visible from the caller's namespace: not listed. */
+			if (!pid_nr_ns(c->pid, ns))
 				continue;
+			pid = gs_pid_nr(c->pid, ns);	/* 0 once exited */
 			gs_client_snap(gpu, c, &s, now);
 			if (gs_put_client(skb, &s, pid, current_user_ns(),
 					  GPUSCHED_CMD_GET_CLIENT,
@@ -290,9 +261,10 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 			cb->args[1] = c->id;
 		}
 		spin_unlock_bh(&gpu->lock);
+		gs_gpu_put(gpu);
 		if (full || filter)
 			break;
-		cb->args[0]++;
+		cb->args[0] = index + 1;
 		cb->args[1] = 0;
 	}
 	return skb->len;
@@ -325,7 +297,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (attrs[GPUSCHED_A_CLIENT_CLASS]) {
 		p.mask |= GPUSCHED_PARAM_CLASS;
-		p.class = nla_get_u32(attrs[GPUSCHED_A_CLIENT_CLASS]);
+		p.sched_class = nla_get_u32(attrs[GPUSCHED_A_CLIENT_CLASS]);
 	}
 	if (attrs[GPUSCHED_A_CLIENT_CAP_PCT]) {
 		p.mask |= GPUSCHED_PARAM_CAP;
@@ -339,7 +311,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 		struct nlattr *a = attrs[GPUSCHED_A_CLIENT_POLICY_SET];
 
 		policy = nla_get_u32(a);
-		if (policy & ~GPUSCHED_PARAM_ALL) {
+		if (policy & ~GS_PARAM_MASK) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a, "unknown parameter bit");
 			return -EOPNOTSUPP;
 		}
@@ -350,16 +322,20 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 
-	for (index = 0; !err && (gpu = gs_gpu_by_index(index)); index++) {
+	index = 0;
+	while (!err && (gpu = gs_gpu_next(index))) {
 		struct gs_client *c;
 
-		if (only_gpu != U32_MAX && index != only_gpu)
+		index = gpu->index + 1;
+		if (only_gpu != U32_MAX && gpu->index != only_gpu) {
+			gs_gpu_put(gpu);
 			continue;
+		}
 		spin_lock_bh(&gpu->lock);
 		list_for_each_entry(c, &gpu->clients, node) {
-			if (id ? c->id != id : pid_nr_ns(c->pid, ns) != pid)
+			if (id ? c->id != id : gs_pid_nr(c->pid, ns) != pid)
 				continue;
-			if (id && pid && pid_nr_ns(c->pid, ns) != pid)
+			if (id && pid && gs_pid_nr(c->pid, ns) != pid)
 				continue;
 			err = gs_client_admin_set_locked(gpu, c, &p, policy);
 			if (err)
@@ -367,6 +343,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 			matched++;
 		}
 		spin_unlock_bh(&gpu->lock);
+		gs_gpu_put(gpu);
 	}
 	if (!err && !matched) {
 		NL_SET_ERR_MSG(info->extack, "no such client");
@@ -434,9 +411,10 @@ static size_t gs_client_msg_size(void)
 }
 
 /*
- * May be called in atomic context (a revocation from the timer). An event
- * that cannot be built is not dropped silently: the listeners get ENOBUFS,
- * as when their socket overflows, and know to resync with a dump.
+ * Called in process context, outside the GPUs' locks (overruns from a
+ * work item). An event that cannot be built is not dropped silently: the
+ * listeners get ENOBUFS, as when their socket overflows, and know to
+ * resync with a dump.
  */
 void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
 {
@@ -444,14 +422,16 @@ void gs_netlink_event(u8 cmd, const struct gs_client_snap *s)
 
 	if (!genl_has_listeners(&gs_family, &init_net, GS_MCGRP_EVENTS))
 		return;
-	msg = genlmsg_new(gs_client_msg_size(), GFP_ATOMIC);
+	might_sleep();
+	msg = genlmsg_new(gs_client_msg_size(), GFP_KERNEL);
 	if (!msg)
 		goto lost;
-	if (gs_put_client(msg, s, pid_nr(s->pid), &init_user_ns, cmd, 0, 0, 0)) {
+	if (gs_put_client(msg, s, gs_pid_nr(s->pid, &init_pid_ns), &init_user_ns,
+			  cmd, 0, 0, 0)) {
 		nlmsg_free(msg);
 		goto lost;
 	}
-	genlmsg_multicast(&gs_family, msg, 0, GS_MCGRP_EVENTS, GFP_ATOMIC);
+	genlmsg_multicast(&gs_family, msg, 0, GS_MCGRP_EVENTS, GFP_KERNEL);
 	return;
 
 lost:
@@ -460,6 +440,12 @@ lost:
 
 int gs_netlink_init(void)
 {
+	int i;
+
+	for (i = 0; i < GS_POL_NR_KNOBS; i++) {
+		gs_knob_range[i].min = gs_pol_knobs[i].min;
+		gs_knob_range[i].max = gs_pol_knobs[i].max;
+	}
 	return genl_register_family(&gs_family);
 }
 

@@ -66,35 +66,89 @@ static u64 clamp_span(u64 t)
 	return min_u64(t, GS_MAX_SPAN);
 }
 
+#define GS_KNOB(_id, _name, _attr, _field, _scale, _min, _max, _def)	\
+	[_id] = {							\
+		.name = _name, .nl_attr = _attr,			\
+		.offset = offsetof(struct gs_pol_params, _field),	\
+		.is_u32 = sizeof(((struct gs_pol_params *)0)->_field) == 4, \
+		.scale = _scale, .min = _min, .max = _max, .def = _def,	\
+	}
+
+const struct gs_pol_knob gs_pol_knobs[GS_POL_NR_KNOBS] = {
+	GS_KNOB(GS_POL_KNOB_TIMESLICE, "timeslice_us",
+		GPUSCHED_A_GPU_TIMESLICE_US, slice_ns, 1000, 100, 10000000, 20000),
+	GS_KNOB(GS_POL_KNOB_GRACE, "grace_us",
+		GPUSCHED_A_GPU_GRACE_US, grace_ns, 1000, 1000, 10000000, 100000),
+	GS_KNOB(GS_POL_KNOB_MIN_GRANT, "min_grant_us",
+		GPUSCHED_A_GPU_MIN_GRANT_US, min_grant_ns, 1000, 10, 1000000, 500),
+	GS_KNOB(GS_POL_KNOB_STARVE, "starve_us",
+		GPUSCHED_A_GPU_STARVE_US, starve_ns, 1000, 1000, 60000000, 1000000),
+	GS_KNOB(GS_POL_KNOB_WINDOW, "window_us",
+		GPUSCHED_A_GPU_WINDOW_US, window_ns, 1000, 1000, 10000000, 100000),
+	GS_KNOB(GS_POL_KNOB_LATENCY_PCT, "latency_pct",
+		GPUSCHED_A_GPU_LATENCY_PCT, latency_pct, 1, 0, 90, 50),
+	GS_KNOB(GS_POL_KNOB_LATENCY_QUEUE, "latency_queue_us",
+		GPUSCHED_A_GPU_LATENCY_QUEUE_US, latency_queue_ns, 1000, 10,
+		1000000, 300),
+	GS_KNOB(GS_POL_KNOB_HANDOVER, "handover_us",
+		GPUSCHED_A_GPU_HANDOVER_US, handover_ns, 1000, 0, 1000000, 600),
+};
+
+/**
+ * gs_pol_knob_get() - read a knob in the unit its name says
+ * @p: the parameters
+ * @k: an entry of gs_pol_knobs
+ *
+ * Return: the value divided by the knob's scale.
+ */
+u32 gs_pol_knob_get(const struct gs_pol_params *p, const struct gs_pol_knob *k)
+{
+	const void *field = (const char *)p + k->offset;
+	u64 v = k->is_u32 ? *(const u32 *)field : *(const u64 *)field;
+
+	return (u32)gs_div64(v, k->scale);
+}
+
+/**
+ * gs_pol_knob_set() - write a knob given in the unit its name says
+ * @p: the parameters
+ * @k: an entry of gs_pol_knobs
+ * @v: the value, multiplied by the knob's scale; gs_pol_check_params()
+ *     checks the range
+ */
+void gs_pol_knob_set(struct gs_pol_params *p, const struct gs_pol_knob *k,
+		     u32 v)
+{
+	void *field = (char *)p + k->offset;
+
+	if (k->is_u32)
+		*(u32 *)field = v * k->scale;
+	else
+		*(u64 *)field = (u64)v * k->scale;
+}
+
 void gs_pol_default_params(struct gs_pol_params *p)
 {
-	p->slice_ns = 20000 * NSEC_PER_USEC_;
-	p->grace_ns = 100000 * NSEC_PER_USEC_;
-	p->min_grant_ns = 500 * NSEC_PER_USEC_;
-	p->starve_ns = 1000000 * NSEC_PER_USEC_;
-	p->window_ns = 100000 * NSEC_PER_USEC_;
-	p->latency_pct = 50;
+	int i;
+
+	*p = (struct gs_pol_params){ 0 };
+	for (i = 0; i < GS_POL_NR_KNOBS; i++)
+		gs_pol_knob_set(p, &gs_pol_knobs[i], gs_pol_knobs[i].def);
 }
 
 int gs_pol_check_params(const struct gs_pol_params *p)
 {
-	if (p->slice_ns < 100 * NSEC_PER_USEC_ ||
-	    p->slice_ns > 10000000 * NSEC_PER_USEC_)
-		return -EINVAL;
-	if (p->grace_ns < 1000 * NSEC_PER_USEC_ ||
-	    p->grace_ns > 10000000 * NSEC_PER_USEC_)
-		return -EINVAL;
-	if (p->min_grant_ns < 10 * NSEC_PER_USEC_ ||
-	    p->min_grant_ns > 1000000 * NSEC_PER_USEC_)
-		return -EINVAL;
-	if (p->starve_ns < 1000 * NSEC_PER_USEC_ ||
-	    p->starve_ns > 60000000 * NSEC_PER_USEC_)
-		return -EINVAL;
-	if (p->window_ns < 1000 * NSEC_PER_USEC_ ||
-	    p->window_ns > 10000000 * NSEC_PER_USEC_)
-		return -EINVAL;
-	if (p->latency_pct > 90)
-		return -EINVAL;
+	int i;
+
+	for (i = 0; i < GS_POL_NR_KNOBS; i++) {
+		const struct gs_pol_knob *k = &gs_pol_knobs[i];
+		const void *field = (const char *)p + k->offset;
+		u64 v = k->is_u32 ? *(const u32 *)field : *(const u64 *)field;
+
+		/* Exact multiples only: what is read back is what was set. */
+		if (v < (u64)k->min * k->scale || v > (u64)k->max * k->scale)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -178,7 +232,7 @@ static bool latency_budget(const struct gs_pol_dev *d, u64 now)
 static u32 rank_of(const struct gs_pol_dev *d, const struct gs_pol_client *c,
 		   u64 now)
 {
-	switch (c->class) {
+	switch (c->sched_class) {
 	case GPUSCHED_CLASS_LATENCY:
 		return latency_budget(d, now) ? GS_RANK_LATENCY : GS_RANK_NORMAL;
 	case GPUSCHED_CLASS_BATCH:
@@ -234,15 +288,29 @@ static struct gs_pol_client *pick(const struct gs_pol_dev *d, u64 now,
 	return best;
 }
 
+/*
+ * What charging @h more of held time adds to a grant charged
+ * max(held, gpu): its held time so far @held, its GPU time @gpu.
+ */
+static u64 charge_delta(u64 held, u64 gpu, u64 h)
+{
+	return max_u64(held + h, gpu) - max_u64(held, gpu);
+}
+
+/* The running grant's charge not yet made: its held time beyond the GPU's. */
+static u64 running_charge(const struct gs_pol_client *c, u64 now)
+{
+	if (c->state != GS_POL_HOLDING)
+		return 0;
+	return charge_delta(c->grant_held_ns, c->grant_gpu_ns,
+			    now - c->grant_start);
+}
+
 /* Virtual time of @c, counting the running grant. */
 static u64 vtime_now(const struct gs_pol_client *c, u64 now)
 {
-	u64 v = c->vtime;
-
-	if (c->state == GS_POL_HOLDING)
-		v += gs_div64(clamp_span(now - c->grant_start) *
-			      GPUSCHED_WEIGHT_DEFAULT, c->weight);
-	return v;
+	return c->vtime + gs_div64(clamp_span(running_charge(c, now)) *
+				   GPUSCHED_WEIGHT_DEFAULT, c->weight);
 }
 
 /*
@@ -276,6 +344,8 @@ static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
 	c->vtime = max_u64(c->vtime, d->min_vtime);
 	c->rank = rank;
 	c->grant_start = now;
+	c->grant_held_ns = 0;
+	c->grant_gpu_ns = 0;
 	c->due_at = 0;
 	c->yield_requested = false;
 	c->yield_at = 0;
@@ -302,21 +372,39 @@ static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
 	fx->granted = c;
 }
 
-/* End the holder's grant and charge it: held time, virtual time, budgets. */
+/*
+ * Charge @c @amount ns of its grant: held time in full; virtual time, its
+ * cap's budget and, for a grant at latency rank, the class's budget at
+ * most GS_MAX_SPAN (what is scaled). The buckets earned from @start to
+ * @now meanwhile.
+ */
+static void charge_time(struct gs_pol_dev *d, struct gs_pol_client *c,
+			u64 amount, u64 start, u64 now)
+{
+	u64 span = clamp_span(amount);
+
+	c->held_ns += amount;
+	d->held_ns += amount;
+	c->vtime += gs_div64(span * GPUSCHED_WEIGHT_DEFAULT, c->weight);
+	if (capped(c))
+		bucket_spend(&c->cap, c->cap_pct, d->p.window_ns, start, now,
+			     span);
+	if (c->rank == GS_RANK_LATENCY)
+		bucket_spend(&d->latency, d->p.latency_pct, d->p.window_ns,
+			     start, now, span);
+}
+
+/*
+ * End the holder's grant and charge it: the held time, as far as it is
+ * more than the GPU time already reported for the grant.
+ */
 static void charge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 {
 	u64 held = now - c->grant_start;
-	u64 span = clamp_span(held);	/* what is scaled */
+	u64 amount = charge_delta(c->grant_held_ns, c->grant_gpu_ns, held);
 
-	c->held_ns += held;
-	d->held_ns += held;
-	c->vtime += gs_div64(span * GPUSCHED_WEIGHT_DEFAULT, c->weight);
-	if (capped(c))
-		bucket_spend(&c->cap, c->cap_pct, d->p.window_ns,
-			     c->grant_start, now, span);
-	if (c->rank == GS_RANK_LATENCY)
-		bucket_spend(&d->latency, d->p.latency_pct, d->p.window_ns,
-			     c->grant_start, now, span);
+	c->grant_held_ns += held;
+	charge_time(d, c, amount, c->grant_start, now);
 	c->state = GS_POL_IDLE;
 	c->yield_requested = false;
 	d->holder = NULL;
@@ -325,7 +413,7 @@ static void charge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 /* The rank a holder competes at once its slice is over. */
 static u32 rank_after_slice(const struct gs_pol_client *c)
 {
-	u32 base = c->class == GPUSCHED_CLASS_BATCH ? GS_RANK_BATCH :
+	u32 base = c->sched_class == GPUSCHED_CLASS_BATCH ? GS_RANK_BATCH :
 						      GS_RANK_NORMAL;
 
 	return max_u64(c->rank, base);
@@ -445,6 +533,8 @@ int gs_pol_set_dev_params(struct gs_pol_dev *d, const struct gs_pol_params *p,
 		return err;
 	bucket_refill(&d->latency, d->p.latency_pct, d->p.window_ns, now);
 	d->p = *p;
+	/* The new knobs may take away what a standing yield request had. */
+	recheck_yield(d, now, fx);
 	update(d, now, fx);
 	return 0;
 }
@@ -455,7 +545,7 @@ void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 	*c = (struct gs_pol_client){
 		.state = GS_POL_IDLE,
 		.weight = GPUSCHED_WEIGHT_DEFAULT,
-		.class = GPUSCHED_CLASS_NORMAL,
+		.sched_class = GPUSCHED_CLASS_NORMAL,
 		.vtime = d->min_vtime,
 		.seq = d->next_seq++,
 		.cap = { .stamp = now },
@@ -463,6 +553,44 @@ void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 	link_init(&c->wnode);
 	link_add_tail(&c->node, &d->clients);
 	d->nr_clients++;
+}
+
+/**
+ * gs_pol_report_gpu() - charge GPU time a client reports for its grant
+ * @d: the device
+ * @c: the reporting client
+ * @gpu_ns: GPU time of @c's own work since its last report (0: none),
+ *          clamped to 2^40 ns
+ * @now: the time
+ * @fx: what changed, for the caller to tell clients
+ *
+ * The report belongs to @c's current grant, or to its last when it holds
+ * none. A grant is charged max(held, GPU time reported for it): what a
+ * report adds beyond that is charged like held time (held accounting,
+ * virtual time, cap and latency budgets), so a report only ever raises
+ * @c's own charge.
+ */
+void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
+		       u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
+{
+	u64 r = clamp_span(gpu_ns);
+	u64 amount, gpu;
+
+	if (!r)
+		return;
+	/* Sums of clamped reports stay far from overflow: saturate at 2^62. */
+	gpu = min_u64(c->grant_gpu_ns + r, 1ULL << 62);
+	amount = max_u64(c->grant_held_ns, gpu) -
+		 max_u64(c->grant_held_ns, c->grant_gpu_ns);
+	c->grant_gpu_ns = gpu;
+	c->gpu_ns += r;
+	/*
+	 * A running grant's held time is charged at its end (charge()),
+	 * net of what was reported by then: the grant's total is the same.
+	 */
+	if (amount)
+		charge_time(d, c, amount, now, now);
+	update(d, now, fx);
 }
 
 void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
@@ -474,7 +602,7 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 		gs_pol_release(d, c, now, fx);
 	link_del(&c->node);
 	d->nr_clients--;
-	if (c->class == GPUSCHED_CLASS_LATENCY)
+	if (c->sched_class == GPUSCHED_CLASS_LATENCY)
 		d->nr_latency--;
 	/* The caller frees @c: it must not be reported as granted later. */
 	if (fx->yield == c)
@@ -487,12 +615,12 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 		fx->released = NULL;
 }
 
-int gs_pol_check_client_params(u32 weight, u32 class,
+int gs_pol_check_client_params(u32 weight, u32 sched_class,
 			       u32 cap_pct)
 {
 	if (weight < GPUSCHED_WEIGHT_MIN || weight > GPUSCHED_WEIGHT_MAX)
 		return -EINVAL;
-	if (class > GPUSCHED_CLASS_MAX)
+	if (sched_class > GPUSCHED_CLASS_MAX)
 		return -EINVAL;
 	if (cap_pct > 100)
 		return -EINVAL;
@@ -501,19 +629,19 @@ int gs_pol_check_client_params(u32 weight, u32 class,
 
 /* Does the change only lower @c's share (what anyone may do to itself)? */
 bool gs_pol_lowers(const struct gs_pol_client *c, u32 weight,
-		   u32 class, u32 cap_pct)
+		   u32 sched_class, u32 cap_pct)
 {
 	u32 old_cap = capped(c) ? c->cap_pct : 100;
 	u32 new_cap = cap_pct == GPUSCHED_CAP_NONE ? 100 : cap_pct;
 
-	return weight <= c->weight && class >= c->class && new_cap <= old_cap;
+	return weight <= c->weight && sched_class >= c->sched_class && new_cap <= old_cap;
 }
 
 int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
-			     u32 weight, u32 class, u32 cap_pct,
+			     u32 weight, u32 sched_class, u32 cap_pct,
 			     u64 now, struct gs_pol_effects *fx)
 {
-	int err = gs_pol_check_client_params(weight, class, cap_pct);
+	int err = gs_pol_check_client_params(weight, sched_class, cap_pct);
 	bool was_capped = capped(c);
 
 	if (err)
@@ -521,11 +649,11 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 	if (was_capped)
 		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
 	c->weight = weight;
-	if (c->class == GPUSCHED_CLASS_LATENCY)
+	if (c->sched_class == GPUSCHED_CLASS_LATENCY)
 		d->nr_latency--;
-	if (class == GPUSCHED_CLASS_LATENCY)
+	if (sched_class == GPUSCHED_CLASS_LATENCY)
 		d->nr_latency++;
-	c->class = class;
+	c->sched_class = sched_class;
 	c->cap_pct = cap_pct;
 	if (capped(c) && !was_capped)
 		bucket_fill(&c->cap, c->cap_pct, d->p.window_ns, now);
@@ -555,15 +683,15 @@ int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
 			     u64 now, struct gs_pol_effects *fx)
 {
 	u32 weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->weight;
-	u32 class = p->mask & GPUSCHED_PARAM_CLASS ? p->class : c->class;
+	u32 sched_class = p->mask & GPUSCHED_PARAM_CLASS ? p->sched_class : c->sched_class;
 	u32 cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->cap_pct;
-	int err = gs_pol_check_client_params(weight, class, cap);
+	int err = gs_pol_check_client_params(weight, sched_class, cap);
 
 	if (err)
 		return err;
-	if (!priv && !gs_pol_lowers(c, weight, class, cap))
+	if (!priv && !gs_pol_lowers(c, weight, sched_class, cap))
 		return -EPERM;
-	return gs_pol_set_client_params(d, c, weight, class, cap, now, fx);
+	return gs_pol_set_client_params(d, c, weight, sched_class, cap, now, fx);
 }
 
 void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
@@ -592,15 +720,56 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 	update(d, now, fx);
 }
 
+/**
+ * gs_pol_check_acquire() - the argument checks of ACQUIRE and YIELD
+ * @a: the request as copied in
+ *
+ * Return: 0, -EOPNOTSUPP for unknown flags, -EINVAL for NONBLOCK with
+ * TIMEOUT, a timeout or due time without its flag, or reserved fields set.
+ */
+int gs_pol_check_acquire(const struct gpusched_acquire *a)
+{
+	const u32 both = GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT;
+
+	if (a->flags & ~GS_ACQUIRE_FLAGS)
+		return -EOPNOTSUPP;
+	if ((a->flags & both) == both)
+		return -EINVAL;
+	if (a->timeout_ns && !(a->flags & GPUSCHED_ACQUIRE_TIMEOUT))
+		return -EINVAL;
+	if (a->due_us && !(a->flags & GPUSCHED_ACQUIRE_DUE))
+		return -EINVAL;
+	if (a->reserved[0] || a->reserved[1])
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * gs_pol_check_release() - the argument checks of RELEASE
+ * @r: the request as copied in
+ *
+ * Return: 0, -EOPNOTSUPP for flags, -EINVAL for reserved fields set.
+ */
+int gs_pol_check_release(const struct gpusched_release *r)
+{
+	if (r->flags)
+		return -EOPNOTSUPP;
+	if (r->reserved0 || r->reserved[0] || r->reserved[1])
+		return -EINVAL;
+	return 0;
+}
+
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
-		   bool nonblock, u64 due, u64 now, gs_pol_apply_fn *apply,
-		   void *arg)
+		   bool nonblock, u64 due, u64 gpu_ns, u64 now,
+		   gs_pol_apply_fn *apply, void *arg)
 {
 	struct gs_pol_effects fx = { 0 };
 	int err = 0;
 
 	if (c->state == GS_POL_HOLDING && yield)
 		gs_pol_release(d, c, now, &fx);
+	/* Before the wait: it belongs to the grant that just ended. */
+	gs_pol_report_gpu(d, c, gpu_ns, now, &fx);
 	if (c->state == GS_POL_IDLE)
 		c->due_at = due;
 	if (c->state == GS_POL_HOLDING)
@@ -689,10 +858,10 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 		}
 		if (!h)
 			continue;
-		if (c->class == GPUSCHED_CLASS_BATCH &&
+		if (c->sched_class == GPUSCHED_CLASS_BATCH &&
 		    now - c->wait_start < d->p.starve_ns)
 			t = min_u64(t, c->wait_start + d->p.starve_ns);
-		if (c->class == GPUSCHED_CLASS_LATENCY && d->p.latency_pct &&
+		if (c->sched_class == GPUSCHED_CLASS_LATENCY && d->p.latency_pct &&
 		    !latency_budget(d, now)) {
 			s64 cr = bucket_peek(&d->latency, d->p.latency_pct,
 						 d->p.window_ns, now);
@@ -719,7 +888,5 @@ u32 gs_pol_status_flags(const struct gs_pol_client *c)
 
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now)
 {
-	if (c->state == GS_POL_HOLDING)
-		return c->held_ns + (now - c->grant_start);
-	return c->held_ns;
+	return c->held_ns + running_charge(c, now);
 }

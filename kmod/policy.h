@@ -23,6 +23,8 @@ typedef int64_t s64;
 typedef uint32_t u32;
 #endif
 
+#include "gs_abi.h"
+
 #define GS_POL_NEVER	(~(u64)0)
 
 struct gs_pol_link {
@@ -48,14 +50,52 @@ struct gs_pol_params {
 	u64 starve_ns;	/* a batch waiter waiting this long is served next */
 	u64 window_ns;	/* burst allowed by caps and the latency budget */
 	u32 latency_pct;	/* token time the latency class may take at priority */
+	u64 latency_queue_ns;	/* queued GPU time while a latency client is attached */
+	u64 handover_ns;	/* work a yielding holder may leave running */
 };
+
+/*
+ * The per-GPU knobs, one table for every interface that shows or sets them
+ * (sysfs, netlink, the arbiter): a name, where the value lives in struct
+ * gs_pol_params, the unit written (value = written x @scale) and the range
+ * gs_pol_check_params() accepts, in written units.
+ */
+enum gs_pol_knob_id {
+	GS_POL_KNOB_TIMESLICE,
+	GS_POL_KNOB_GRACE,
+	GS_POL_KNOB_MIN_GRANT,
+	GS_POL_KNOB_STARVE,
+	GS_POL_KNOB_WINDOW,
+	GS_POL_KNOB_LATENCY_PCT,
+	GS_POL_KNOB_LATENCY_QUEUE,
+	GS_POL_KNOB_HANDOVER,
+	GS_POL_NR_KNOBS
+};
+
+struct gs_pol_knob {
+	const char *name;	/* sysfs file and module parameter */
+	int nl_attr;		/* GPUSCHED_A_GPU_* */
+	size_t offset;		/* in struct gs_pol_params */
+	bool is_u32;
+	u32 scale;
+	u32 min, max;
+	u32 def;		/* default, in written units */
+};
+
+extern const struct gs_pol_knob gs_pol_knobs[GS_POL_NR_KNOBS];
+
+/* Knob @k of @p, in written units. */
+u32 gs_pol_knob_get(const struct gs_pol_params *p, const struct gs_pol_knob *k);
+/* Set knob @k of @p to @v written units; no range check (see check_params). */
+void gs_pol_knob_set(struct gs_pol_params *p, const struct gs_pol_knob *k,
+		     u32 v);
 
 struct gs_pol_client {
 	struct gs_pol_link node;	/* on gs_pol_dev.clients */
 	struct gs_pol_link wnode;	/* on gs_pol_dev.waiting while waiting */
 	enum gs_pol_state state;
 	u32 weight;
-	u32 class;			/* enum gpusched_class */
+	u32 sched_class;		/* enum gpusched_class */
 	u32 cap_pct;		/* 0: none */
 	u32 rank;			/* priority it was granted at */
 	u64 vtime;			/* held time x default weight / weight */
@@ -72,8 +112,15 @@ struct gs_pol_client {
 	u64 yield_due;		/* when the waiters need the GPU; 0: now */
 	bool yield_requested;
 	bool revoked;			/* the last grant ended by revocation */
+	/*
+	 * The current (or last) grant: held time charged and GPU time
+	 * reported for it. It is charged max(held, gpu), incrementally.
+	 */
+	u64 grant_held_ns;
+	u64 grant_gpu_ns;
 	/* accounting */
-	u64 held_ns;
+	u64 held_ns;			/* charged: held, or GPU time if more */
+	u64 gpu_ns;			/* GPU time reported, all grants */
 	u64 grants;
 	u64 wait_ns_total;
 	u64 wait_ns_max;
@@ -120,12 +167,12 @@ void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 			u64 now, struct gs_pol_effects *fx);
 
-int gs_pol_check_client_params(u32 weight, u32 class,
+int gs_pol_check_client_params(u32 weight, u32 sched_class,
 			       u32 cap_pct);
 bool gs_pol_lowers(const struct gs_pol_client *c, u32 weight,
-		   u32 class, u32 cap_pct);
+		   u32 sched_class, u32 cap_pct);
 int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
-			     u32 weight, u32 class, u32 cap_pct,
+			     u32 weight, u32 sched_class, u32 cap_pct,
 			     u64 now, struct gs_pol_effects *fx);
 
 /*
@@ -134,6 +181,8 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
  * with nice(2). -EINVAL for a value out of range; nothing changes then.
  */
 struct gpusched_params;
+struct gpusched_acquire;
+struct gpusched_release;
 int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
 			     const struct gpusched_params *p, bool priv,
 			     u64 now, struct gs_pol_effects *fx);
@@ -146,8 +195,26 @@ int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
 		   u64 now, struct gs_pol_effects *fx);
 
 /*
+ * @c reports @gpu_ns of GPU time of its own work (0: nothing). It belongs
+ * to @c's current grant, or to its last one when it holds none: that grant
+ * is charged max(time held, GPU time reported for it), so a report only
+ * ever raises @c's own charge. Callers report before anything else the
+ * call does (RELEASE after the release, so that the held time is in).
+ */
+void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
+		       u64 gpu_ns, u64 now, struct gs_pol_effects *fx);
+
+/*
+ * The checks of ACQUIRE/YIELD's and RELEASE's structs that both services
+ * make: 0, -EOPNOTSUPP (unknown flags) or -EINVAL.
+ */
+int gs_pol_check_acquire(const struct gpusched_acquire *a);
+int gs_pol_check_release(const struct gpusched_release *r);
+
+/*
  * ACQUIRE (and YIELD when @yield: release first) as both token services
- * run it, @due the time @c needs the GPU (0: now): 0 with @c holding or
+ * run it, @due the time @c needs the GPU (0: now), @gpu_ns a report taken
+ * (gs_pol_report_gpu()) before the wait: 0 with @c holding or
  * waiting, -EALREADY (holding), -EBUSY (already waiting) or -EAGAIN
  * (@nonblock and not granted at once). The effects of each step go to
  * @apply before the next step, since one struct gs_pol_effects holds one
@@ -155,8 +222,8 @@ int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
  */
 typedef void gs_pol_apply_fn(void *arg, struct gs_pol_effects *fx, u64 now);
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
-		   bool nonblock, u64 due, u64 now, gs_pol_apply_fn *apply,
-		   void *arg);
+		   bool nonblock, u64 due, u64 gpu_ns, u64 now,
+		   gs_pol_apply_fn *apply, void *arg);
 void gs_pol_tick(struct gs_pol_dev *d, u64 now,
 		 struct gs_pol_effects *fx);
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);

@@ -27,31 +27,6 @@ static ssize_t uuid_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  u, u + 4, u + 6, u + 8, u + 10);
 }
 
-/* A snapshot of the counters, taken under the token's lock. */
-struct gs_gpu_state {
-	u64 grants, overruns, held_ns;
-	u32 nr_clients, nr_waiting;
-	pid_t holder;
-};
-
-static void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s)
-{
-	struct gs_pol_client *h;
-
-	spin_lock_bh(&gpu->lock);
-	h = gpu->pol.holder;
-	s->grants = gpu->pol.grants;
-	s->overruns = gpu->pol.overruns;
-	s->held_ns = gpu->pol.held_ns;
-	if (h)
-		s->held_ns += ktime_get_ns() - h->grant_start;
-	s->nr_clients = gpu->pol.nr_clients;
-	s->nr_waiting = gpu->pol.nr_waiting;
-	/* In the reader's pid namespace; 0 if free or not visible there. */
-	s->holder = h ? pid_vnr(container_of(h, struct gs_client, pol)->pid) : 0;
-	spin_unlock_bh(&gpu->lock);
-}
-
 #define GS_STATE_ATTR(name, fmt)					\
 static ssize_t name##_show(struct kobject *kobj,			\
 			   struct kobj_attribute *attr, char *buf)	\
@@ -83,71 +58,54 @@ static struct kobj_attribute uuid_attr = __ATTR_RO(uuid);
 
 /*
  * A knob reads and writes one field of the token's parameters in the unit
- * its name says; a write is validated as a whole by the policy, so a value
- * out of range gives -EINVAL and changes nothing.
+ * its name says (kmod/policy.c's knob table); a write is validated as a
+ * whole by the policy, so a value out of range gives -EINVAL and changes
+ * nothing.
  */
-struct gs_knob {
+struct gs_knob_attr {
 	struct kobj_attribute attr;
-	size_t offset;		/* in struct gs_pol_params */
-	bool is_u32;
-	u32 scale;		/* stored value = written value x scale */
+	enum gs_pol_knob_id id;
 };
-
-#define GS_KNOB(_name, _field, _scale)					\
-static struct gs_knob _name##_knob = {					\
-	.attr = __ATTR(_name, 0644, gs_knob_show, gs_knob_store),	\
-	.offset = offsetof(struct gs_pol_params, _field),		\
-	.is_u32 = sizeof_field(struct gs_pol_params, _field) == 4,	\
-	.scale = _scale,						\
-}
 
 static ssize_t gs_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
 {
-	struct gs_knob *k = container_of(attr, struct gs_knob, attr);
-	struct gs_gpu *gpu = to_gpu(kobj);
-	const void *field;
-	u64 v;
+	struct gs_knob_attr *k = container_of(attr, struct gs_knob_attr, attr);
+	struct gs_gpu_state s;
 
-	spin_lock_bh(&gpu->lock);
-	field = (const char *)&gpu->pol.p + k->offset;
-	v = k->is_u32 ? *(const u32 *)field : *(const u64 *)field;
-	spin_unlock_bh(&gpu->lock);
-	return sysfs_emit(buf, "%llu\n", div_u64(v, k->scale));
+	gs_gpu_state(to_gpu(kobj), &s);
+	return sysfs_emit(buf, "%u\n",
+			  gs_pol_knob_get(&s.params, &gs_pol_knobs[k->id]));
 }
 
 static ssize_t gs_knob_store(struct kobject *kobj, struct kobj_attribute *attr,
 			     const char *buf, size_t len)
 {
-	struct gs_knob *k = container_of(attr, struct gs_knob, attr);
-	struct gs_gpu *gpu = to_gpu(kobj);
-	struct gs_pol_params p;
-	void *field;
-	u64 v;
+	struct gs_knob_attr *k = container_of(attr, struct gs_knob_attr, attr);
+	u32 vals[GS_POL_NR_KNOBS] = {};
 	int err;
 
 	/* Too large for the type is out of range too: EINVAL, not ERANGE. */
-	if (kstrtou64(buf, 10, &v) || v > U32_MAX)
+	if (kstrtou32(buf, 10, &vals[k->id]))
 		return -EINVAL;
-	spin_lock_bh(&gpu->lock);
-	p = gpu->pol.p;
-	spin_unlock_bh(&gpu->lock);
-	/* Concurrent writes of two knobs: the last one wins for both. */
-	field = (char *)&p + k->offset;
-	if (k->is_u32)
-		*(u32 *)field = v * k->scale;
-	else
-		*(u64 *)field = v * k->scale;
-	err = gs_gpu_set_params(gpu, &p);
+	err = gs_gpu_set_knobs(to_gpu(kobj), vals, 1U << k->id);
 	return err ? err : len;
 }
 
-GS_KNOB(timeslice_us, slice_ns, NSEC_PER_USEC);
-GS_KNOB(grace_us, grace_ns, NSEC_PER_USEC);
-GS_KNOB(min_grant_us, min_grant_ns, NSEC_PER_USEC);
-GS_KNOB(starve_us, starve_ns, NSEC_PER_USEC);
-GS_KNOB(window_us, window_ns, NSEC_PER_USEC);
-GS_KNOB(latency_pct, latency_pct, 1);
+#define GS_KNOB(_name, _id)						\
+static struct gs_knob_attr _name##_knob = {				\
+	.attr = __ATTR(_name, 0644, gs_knob_show, gs_knob_store),	\
+	.id = _id,							\
+}
+
+GS_KNOB(timeslice_us, GS_POL_KNOB_TIMESLICE);
+GS_KNOB(grace_us, GS_POL_KNOB_GRACE);
+GS_KNOB(min_grant_us, GS_POL_KNOB_MIN_GRANT);
+GS_KNOB(starve_us, GS_POL_KNOB_STARVE);
+GS_KNOB(window_us, GS_POL_KNOB_WINDOW);
+GS_KNOB(latency_pct, GS_POL_KNOB_LATENCY_PCT);
+GS_KNOB(latency_queue_us, GS_POL_KNOB_LATENCY_QUEUE);
+GS_KNOB(handover_us, GS_POL_KNOB_HANDOVER);
 
 static struct attribute *gs_gpu_attrs[] = {
 	&uuid_attr.attr,
@@ -157,6 +115,8 @@ static struct attribute *gs_gpu_attrs[] = {
 	&starve_us_knob.attr.attr,
 	&window_us_knob.attr.attr,
 	&latency_pct_knob.attr.attr,
+	&latency_queue_us_knob.attr.attr,
+	&handover_us_knob.attr.attr,
 	&nr_clients_attr.attr,
 	&nr_waiting_attr.attr,
 	&holder_pid_attr.attr,

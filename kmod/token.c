@@ -11,13 +11,19 @@
 #include <linux/user_namespace.h>
 #include <linux/ktime.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/restart_block.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include "gs.h"
 
-/* Serialises creation and lookup of tokens; gs_nr_gpus and gs_gpus under it. */
+/*
+ * Serialises creation, reclaim and lookup of tokens, and a client's
+ * registration with its token; gs_nr_gpus and gs_gpus under it. Taken
+ * before a token's lock, never under it.
+ */
 static DEFINE_MUTEX(gs_gpus_lock);
 static LIST_HEAD(gs_gpus);
 static unsigned int gs_nr_gpus;
@@ -28,20 +34,31 @@ static struct gs_client *to_client(struct gs_pol_client *pc)
 	return container_of(pc, struct gs_client, pol);
 }
 
-/* Publish @c's state to its status page. Caller holds gpu->lock. */
+/*
+ * Publish @c's state to its status page. Caller holds gpu->lock, which
+ * makes this the page's only writer. @seq is a sequence count: odd while
+ * the fields change, so that a reader of several fields can retry.
+ */
 static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 {
 	struct gpusched_status *st = c->page;
 	struct gs_pol_client *pc = &c->pol;
 	u32 flags = gs_pol_status_flags(pc);
+	u32 seq = st->seq;
 
+	WRITE_ONCE(st->seq, seq + 1);
+	/* Readers see the odd count before any field of this update. */
+	smp_wmb();
+	WRITE_ONCE(st->features, GS_FEATURES);
+	WRITE_ONCE(st->latency_queue_ns, gpu->pol.p.latency_queue_ns);
+	WRITE_ONCE(st->handover_ns, gpu->pol.p.handover_ns);
 	WRITE_ONCE(st->grant_gen, c->grant_gen);
 	WRITE_ONCE(st->slice_end_ns, pc->slice_end);
 	WRITE_ONCE(st->grace_ns, gpu->pol.p.grace_ns);
 	WRITE_ONCE(st->nr_waiting, gpu->pol.nr_waiting);
 	WRITE_ONCE(st->nr_clients, gpu->pol.nr_clients);
 	WRITE_ONCE(st->nr_latency, gpu->pol.nr_latency);
-	WRITE_ONCE(st->class_plus_one, pc->class + 1);
+	WRITE_ONCE(st->class_plus_one, pc->sched_class + 1);
 	WRITE_ONCE(st->held_ns, gs_pol_held_now(pc, now));
 	WRITE_ONCE(st->overruns, pc->overruns);
 	WRITE_ONCE(st->yield_ns, flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0);
@@ -49,7 +66,8 @@ static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 		   flags & GPUSCHED_ST_YIELD ? pc->yield_due : 0);
 	/* Readers load flags with acquire: the fields above are valid then. */
 	smp_store_release(&st->flags, flags);
-	WRITE_ONCE(st->seq, st->seq + 1);
+	/* Even again, after every field (pairs with the readers' fence). */
+	smp_store_release(&st->seq, seq + 2);
 }
 
 /*
@@ -62,14 +80,11 @@ static void gs_apply(struct gs_gpu *gpu, struct gs_pol_effects *fx, u64 now)
 
 	if (fx->revoked) {
 		struct gs_client *c = to_client(fx->revoked);
-		struct gs_client_snap snap;
 
 		gs_status_sync(gpu, c, now);
-		gs_client_snap(gpu, c, &snap, now);
-		gs_netlink_event(GPUSCHED_CMD_EV_OVERRUN, &snap);
-		pr_warn_ratelimited("gpu%u: pid %d did not yield within %llu us: revoked\n",
-				    gpu->index, pid_nr(c->pid),
-				    div_u64(gpu->pol.p.grace_ns, NSEC_PER_USEC));
+		/* Said outside the lock (an event allocates; printk is slow). */
+		c->overrun_pending = true;
+		schedule_work(&gpu->overrun_work);
 	}
 	if (fx->released)
 		gs_status_sync(gpu, to_client(fx->released), now);
@@ -107,6 +122,53 @@ static enum hrtimer_restart gs_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * Tell of a revoked holder: the event and the log line. Uses no token: the
+ * token may be reclaimed once its last client has left.
+ */
+static void gs_overrun_report(struct gs_client_snap *snap, u64 grace_ns)
+{
+	gs_netlink_event(GPUSCHED_CMD_EV_OVERRUN, snap);
+	pr_warn_ratelimited("gpu%u: pid %d did not yield within %llu us: revoked\n",
+			    snap->gpu_index, gs_pid_nr(snap->pid, &init_pid_ns),
+			    div_u64(grace_ns, NSEC_PER_USEC));
+}
+
+/*
+ * The overruns gs_apply() marked, one client at a time, each snapshot
+ * taken under the lock and reported after it.
+ */
+static void gs_overrun_work(struct work_struct *work)
+{
+	struct gs_gpu *gpu = container_of(work, struct gs_gpu, overrun_work);
+
+	for (;;) {
+		struct gs_client_snap snap;
+		struct gs_client *c, *found = NULL;
+		u64 grace_ns;
+
+		spin_lock_bh(&gpu->lock);
+		list_for_each_entry(c, &gpu->clients, node) {
+			if (c->overrun_pending) {
+				found = c;
+				break;
+			}
+		}
+		if (found) {
+			found->overrun_pending = false;
+			gs_client_snap(gpu, found, &snap, ktime_get_ns());
+			/* The client may close once the lock is dropped. */
+			get_pid(snap.pid);
+		}
+		grace_ns = gpu->pol.p.grace_ns;
+		spin_unlock_bh(&gpu->lock);
+		if (!found)
+			break;
+		gs_overrun_report(&snap, grace_ns);
+		put_pid(snap.pid);
+	}
+}
+
 static struct gs_gpu *gs_gpu_find(const u8 *uuid)
 {
 	struct gs_gpu *gpu;
@@ -118,58 +180,149 @@ static struct gs_gpu *gs_gpu_find(const u8 *uuid)
 	return NULL;
 }
 
+/* Stop a token that no client uses and drop the list's reference. */
+static void gs_gpu_remove(struct gs_gpu *gpu)
+{
+	list_del(&gpu->node);
+	gs_nr_gpus--;
+	hrtimer_cancel(&gpu->timer);
+	cancel_work_sync(&gpu->overrun_work);
+	/* Its sysfs name may be taken by the next token at once. */
+	kobject_del(&gpu->kobj);
+	kobject_put(&gpu->kobj);
+}
+
+/*
+ * A token that may be reclaimed for a new UUID: no client, and knobs no
+ * administrator changed (those are kept: only root can change them, so
+ * made-up UUIDs cannot pin tokens that way).
+ */
+static struct gs_gpu *gs_gpu_unused(void)
+{
+	struct gs_gpu *gpu;
+
+	lockdep_assert_held(&gs_gpus_lock);
+	list_for_each_entry(gpu, &gs_gpus, node) {
+		bool unused;
+		int i;
+
+		spin_lock_bh(&gpu->lock);
+		unused = !gpu->pol.nr_clients;
+		for (i = 0; unused && i < GS_POL_NR_KNOBS; i++)
+			unused = gs_pol_knob_get(&gpu->pol.p, &gs_pol_knobs[i]) ==
+				 gs_pol_knob_get(&gs_defaults.params,
+						 &gs_pol_knobs[i]);
+		spin_unlock_bh(&gpu->lock);
+		if (unused)
+			return gpu;
+	}
+	return NULL;
+}
+
+/* The lowest index no token has. */
+static unsigned int gs_gpu_free_index(void)
+{
+	unsigned int index = 0;
+	struct gs_gpu *gpu;
+
+again:
+	list_for_each_entry(gpu, &gs_gpus, node) {
+		if (gpu->index == index) {
+			index++;
+			goto again;
+		}
+	}
+	return index;
+}
+
+/*
+ * The token of @uuid, created if new. When max_gpus tokens exist, an
+ * unused one (gs_gpu_unused()) makes room: tokens of made-up UUIDs that
+ * nobody attaches to any more cannot keep real GPUs out.
+ */
 static struct gs_gpu *gs_gpu_get(const u8 *uuid)
 {
 	struct gs_gpu *gpu;
 	int err;
 
-	mutex_lock(&gs_gpus_lock);
+	lockdep_assert_held(&gs_gpus_lock);
 	gpu = gs_gpu_find(uuid);
 	if (gpu)
-		goto out;
+		return gpu;
 	if (gs_nr_gpus >= gs_defaults.max_gpus) {
-		gpu = ERR_PTR(-ENOSPC);
-		goto out;
+		gpu = gs_gpu_unused();
+		if (!gpu)
+			return ERR_PTR(-ENOSPC);
+		gs_gpu_remove(gpu);
 	}
 	gpu = kzalloc(sizeof(*gpu), GFP_KERNEL);
-	if (!gpu) {
-		gpu = ERR_PTR(-ENOMEM);
-		goto out;
-	}
+	if (!gpu)
+		return ERR_PTR(-ENOMEM);
 	memcpy(gpu->uuid, uuid, GPUSCHED_UUID_LEN);
-	gpu->index = gs_nr_gpus;
+	gpu->index = gs_gpu_free_index();
 	spin_lock_init(&gpu->lock);
 	INIT_LIST_HEAD(&gpu->clients);
 	gs_pol_dev_init(&gpu->pol, &gs_defaults.params, ktime_get_ns());
 	hrtimer_init(&gpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	gpu->timer.function = gs_timer_fn;
+	INIT_WORK(&gpu->overrun_work, gs_overrun_work);
 	/* On failure the kobject's release frees gpu. */
 	err = gs_sysfs_add_gpu(gpu);
-	if (err) {
-		gpu = ERR_PTR(err);
-		goto out;
-	}
+	if (err)
+		return ERR_PTR(err);
 	list_add_tail(&gpu->node, &gs_gpus);
 	gs_nr_gpus++;
-out:
-	mutex_unlock(&gs_gpus_lock);
 	return gpu;
 }
 
-/* Tokens are freed only at module exit, so the pointer stays valid. */
-struct gs_gpu *gs_gpu_by_index(unsigned int index)
+/**
+ * gs_gpu_next() - the token with the lowest index at least @index
+ * @index: where to start
+ *
+ * Tokens may be reclaimed (gs_gpu_get()), so their indexes may have gaps.
+ *
+ * Return: the token with a reference that the caller drops with
+ * gs_gpu_put(), or NULL.
+ */
+struct gs_gpu *gs_gpu_next(unsigned int index)
 {
 	struct gs_gpu *gpu, *found = NULL;
 
 	mutex_lock(&gs_gpus_lock);
-	list_for_each_entry(gpu, &gs_gpus, node) {
-		if (gpu->index == index) {
+	list_for_each_entry(gpu, &gs_gpus, node)
+		if (gpu->index >= index && (!found || gpu->index < found->index))
 			found = gpu;
-			break;
-		}
-	}
+	if (found)
+		kobject_get(&found->kobj);
 	mutex_unlock(&gs_gpus_lock);
 	return found;
+}
+
+/**
+ * gs_gpu_by_index() - the token with index @index
+ * @index: its sysfs directory's number
+ *
+ * Return: the token with a reference (gs_gpu_put()), or NULL.
+ */
+struct gs_gpu *gs_gpu_by_index(unsigned int index)
+{
+	struct gs_gpu *gpu = gs_gpu_next(index);
+
+	if (gpu && gpu->index != index) {
+		gs_gpu_put(gpu);
+		gpu = NULL;
+	}
+	return gpu;
+}
+
+/**
+ * gs_gpu_put() - drop a reference that gs_gpu_next() or gs_gpu_by_index()
+ * gave
+ * @gpu: the token
+ */
+void gs_gpu_put(struct gs_gpu *gpu)
+{
+	kobject_put(&gpu->kobj);
 }
 
 /* Called at module exit, when no file is open. */
@@ -177,26 +330,92 @@ void gs_gpus_exit(void)
 {
 	struct gs_gpu *gpu, *tmp;
 
-	list_for_each_entry_safe(gpu, tmp, &gs_gpus, node) {
-		list_del(&gpu->node);
-		hrtimer_cancel(&gpu->timer);
-		kobject_put(&gpu->kobj);
-	}
-	gs_nr_gpus = 0;
+	mutex_lock(&gs_gpus_lock);
+	list_for_each_entry_safe(gpu, tmp, &gs_gpus, node)
+		gs_gpu_remove(gpu);
+	mutex_unlock(&gs_gpus_lock);
 }
 
-int gs_gpu_set_params(struct gs_gpu *gpu, const struct gs_pol_params *p)
+/**
+ * gs_gpu_set_knobs() - set some of a GPU's knobs, all at once or none
+ * @gpu: the token
+ * @vals: values in the knobs' written units, indexed by enum gs_pol_knob_id
+ * @mask: which of @vals to set (bit n: knob n)
+ *
+ * The one setter of sysfs and netlink: the knobs not in @mask are read and
+ * written back under the same lock, so concurrent writers of different
+ * knobs do not undo each other.
+ *
+ * Return: 0, or -EINVAL when a value is out of range (nothing changes).
+ */
+int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask)
 {
 	struct gs_pol_effects fx = {};
+	struct gs_pol_params p;
 	u64 now;
-	int err;
+	int err, i;
 
 	spin_lock_bh(&gpu->lock);
+	p = gpu->pol.p;
+	for (i = 0; i < GS_POL_NR_KNOBS; i++)
+		if (mask & (1U << i))
+			gs_pol_knob_set(&p, &gs_pol_knobs[i], vals[i]);
 	now = ktime_get_ns();
-	err = gs_pol_set_dev_params(&gpu->pol, p, now, &fx);
+	err = gs_pol_set_dev_params(&gpu->pol, &p, now, &fx);
 	gs_apply(gpu, &fx, now);
+	/* Every page shows the knobs that define the latency class's promise. */
+	if (!err) {
+		struct gs_client *c;
+
+		list_for_each_entry(c, &gpu->clients, node)
+			gs_status_sync(gpu, c, now);
+	}
 	spin_unlock_bh(&gpu->lock);
 	return err;
+}
+
+/**
+ * gs_pid_nr() - a client's process id as seen from a pid namespace
+ * @pid: the opener's thread group, as kept by the client
+ * @ns: the namespace of whoever reads it
+ *
+ * A number is only meaningful while the process lives: once it has exited
+ * the number may belong to another process, so 0 is reported instead.
+ *
+ * Return: the pid in @ns, or 0 if not visible there or exited.
+ */
+pid_t gs_pid_nr(struct pid *pid, struct pid_namespace *ns)
+{
+	if (!pid || !pid_has_task(pid, PIDTYPE_TGID))
+		return 0;
+	return pid_nr_ns(pid, ns);
+}
+
+/**
+ * gs_gpu_state() - a snapshot of a GPU's knobs and counters
+ * @gpu: the token
+ * @s: filled in, under the token's lock
+ *
+ * The holder's pid is given in the caller's pid namespace (0: free, not
+ * visible, or exited).
+ */
+void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s)
+{
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct gs_pol_client *h;
+
+	spin_lock_bh(&gpu->lock);
+	h = gpu->pol.holder;
+	s->params = gpu->pol.p;
+	s->grants = gpu->pol.grants;
+	s->overruns = gpu->pol.overruns;
+	s->held_ns = gpu->pol.held_ns;
+	if (h)
+		s->held_ns += gs_pol_held_now(h, ktime_get_ns()) - h->held_ns;
+	s->nr_clients = gpu->pol.nr_clients;
+	s->nr_waiting = gpu->pol.nr_waiting;
+	s->holder = h ? gs_pid_nr(to_client(h)->pid, ns) : 0;
+	spin_unlock_bh(&gpu->lock);
 }
 
 int gs_client_init(struct gs_client *c)
@@ -241,12 +460,13 @@ void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 	memcpy(s->comm, c->comm, sizeof(s->comm));
 	s->gpu_index = gpu->index;
 	s->weight = c->pol.weight;
-	s->class = c->pol.class;
+	s->sched_class = c->pol.sched_class;
 	s->cap_pct = c->pol.cap_pct;
 	s->policy_set = c->policy_set;
 	s->policy_lowered = c->policy_lowered;
 	s->state = states[c->pol.state];
 	s->held_ns = gs_pol_held_now(&c->pol, now);
+	s->gpu_ns = c->pol.gpu_ns;
 	s->grants = c->pol.grants;
 	s->wait_ns_total = c->pol.wait_ns_total;
 	s->wait_ns_max = c->pol.wait_ns_max;
@@ -268,7 +488,8 @@ void gs_client_exit(struct gs_client *c)
 	if (gpu) {
 		struct gs_pol_effects fx = {};
 		struct gs_client_snap snap;
-		u64 now;
+		bool overrun;
+		u64 now, grace_ns;
 
 		spin_lock_bh(&gpu->lock);
 		now = ktime_get_ns();
@@ -276,7 +497,12 @@ void gs_client_exit(struct gs_client *c)
 		list_del(&c->node);
 		gs_client_snap(gpu, c, &snap, now);
 		gs_apply(gpu, &fx, now);
+		/* An overrun the work has not told of yet: told here. */
+		overrun = c->overrun_pending;
+		grace_ns = gpu->pol.p.grace_ns;
 		spin_unlock_bh(&gpu->lock);
+		if (overrun)
+			gs_overrun_report(&snap, grace_ns);
 		gs_netlink_event(GPUSCHED_CMD_EV_DETACH, &snap);
 	}
 	put_pid(c->pid);
@@ -297,8 +523,11 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid)
 		err = -EBUSY;
 		goto out;
 	}
+	/* Held until the client counts, so the token cannot be reclaimed. */
+	mutex_lock(&gs_gpus_lock);
 	gpu = gs_gpu_get(uuid);
 	if (IS_ERR(gpu)) {
+		mutex_unlock(&gs_gpus_lock);
 		err = PTR_ERR(gpu);
 		goto out;
 	}
@@ -314,6 +543,7 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid)
 	gs_status_sync(gpu, c, now);
 	gs_client_snap(gpu, c, &snap, now);
 	spin_unlock_bh(&gpu->lock);
+	mutex_unlock(&gs_gpus_lock);
 	gs_netlink_event(GPUSCHED_CMD_EV_ATTACH, &snap);
 	/* Other ioctls read gpu unlocked: publish it after the client is set up. */
 	smp_store_release(&c->gpu, gpu);
@@ -322,9 +552,16 @@ out:
 	return err;
 }
 
-static bool gs_client_waiting(struct gs_client *c)
+/*
+ * Has the wait that started at grant number @gen ended: granted since, or
+ * no longer waiting? Several threads may share the file: another thread's
+ * YIELD may already have given a grant away and queued again, so the state
+ * alone does not say whether this wait was served.
+ */
+static bool gs_client_wait_done(struct gs_client *c, u64 gen)
 {
-	return READ_ONCE(c->pol.state) == GS_POL_WAITING;
+	return READ_ONCE(c->grant_gen) != gen ||
+	       READ_ONCE(c->pol.state) != GS_POL_WAITING;
 }
 
 /* gs_pol_acquire()'s effects; called with gpu->lock held. */
@@ -333,14 +570,41 @@ static void gs_apply_cb(void *gpu, struct gs_pol_effects *fx, u64 now)
 	gs_apply(gpu, fx, now);
 }
 
-/* ACQUIRE, or YIELD when @yield: release first, in the same critical section. */
+/*
+ * Marks the task's restart block while an ACQUIRE that a stop, ptrace or
+ * the freezer interrupted is to be restarted (-ERESTARTNOHAND): a signal
+ * handler's sigreturn resets the block, so a restarted call can tell
+ * itself from a new one that the caller made after EINTR. Never called.
+ */
+static long gs_restart_marker(struct restart_block *rb)
+{
+	return -EINTR;
+}
+
+/**
+ * gs_client_acquire() - ACQUIRE, or YIELD: release first, in one section
+ * @c: the client
+ * @a: the request, checked by gs_pol_check_acquire()
+ * @yield: YIELD: release the token if held, then wait
+ *
+ * A @a->gpu_ns report is taken before the wait. A signal ends the wait:
+ * -ERESTARTNOHAND, so that the call is restarted after a stop, ptrace or
+ * the freezer, and the caller gets -EINTR when a handler ran. The
+ * restarted call waits until the first call's deadline and does not take
+ * the report again.
+ *
+ * Return: 0 when granted; -ENOTCONN, -EALREADY, -EBUSY, -EAGAIN (would
+ * wait, or the grant ended before this thread ran), -ETIMEDOUT,
+ * -ERESTARTNOHAND.
+ */
 int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		      bool yield)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
+	bool timed = a->flags & GPUSCHED_ACQUIRE_TIMEOUT;
 	struct gs_pol_effects fx = {};
-	bool waiting;
-	u64 now, due = 0;
+	u64 now, due = 0, gpu_ns = a->gpu_ns, deadline = 0, gen;
+	bool waiting, restarted;
 	int err;
 	long ret;
 
@@ -349,38 +613,61 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 
 	spin_lock_bh(&gpu->lock);
 	now = ktime_get_ns();
+	restarted = c->restart_task == current &&
+		    current->restart_block.fn == gs_restart_marker;
+	c->restart_task = NULL;
+	if (timed)
+		deadline = restarted ? c->restart_deadline :
+			   now + min_t(u64, a->timeout_ns, KTIME_MAX - now);
+	if (restarted)
+		gpu_ns = 0;	/* the interrupted call took it */
 	if (a->flags & GPUSCHED_ACQUIRE_DUE)
 		due = now + (u64)a->due_us * NSEC_PER_USEC;
 	err = gs_pol_acquire(&gpu->pol, &c->pol, yield,
-			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due, now,
-			     gs_apply_cb, gpu);
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
+			     gpu_ns, now, gs_apply_cb, gpu);
+	if (gpu_ns)
+		gs_status_sync(gpu, c, now);	/* held_ns may have grown */
 	/*
 	 * Decided under the lock: a grant on another CPU sets the state
 	 * before it writes the status page, so an unlocked look could return
 	 * before the page shows the grant. Waiting relocks before returning.
 	 */
 	waiting = !err && c->pol.state == GS_POL_WAITING;
+	gen = c->grant_gen;
 	spin_unlock_bh(&gpu->lock);
 	if (!waiting)
 		goto out;
 
-	if (a->flags & GPUSCHED_ACQUIRE_TIMEOUT)
+	if (timed)
 		ret = wait_event_interruptible_hrtimeout(c->wq,
-							 !gs_client_waiting(c),
-							 ns_to_ktime(min_t(u64, a->timeout_ns,
-									   KTIME_MAX)));
+							 gs_client_wait_done(c, gen),
+							 ns_to_ktime(deadline > now ?
+								     deadline - now : 0));
 	else
-		ret = wait_event_interruptible(c->wq, !gs_client_waiting(c));
+		ret = wait_event_interruptible(c->wq,
+					       gs_client_wait_done(c, gen));
 
 	spin_lock_bh(&gpu->lock);
-	if (c->pol.state == GS_POL_WAITING) {
+	if (c->pol.state == GS_POL_WAITING && c->grant_gen == gen) {
+		/* Still this call's own wait: no other can start meanwhile. */
 		memset(&fx, 0, sizeof(fx));
 		now = ktime_get_ns();
 		gs_pol_cancel_wait(&gpu->pol, &c->pol, now, &fx);
 		gs_apply(gpu, &fx, now);
-		err = ret == -ETIME ? -ETIMEDOUT : -EINTR;
+		if (ret == -ETIME) {
+			err = -ETIMEDOUT;
+		} else {
+			err = -ERESTARTNOHAND;
+			c->restart_task = current;
+			c->restart_deadline = deadline;
+			current->restart_block.fn = gs_restart_marker;
+		}
 	} else if (c->pol.state != GS_POL_HOLDING) {
-		/* Granted, then revoked before this task got to run. */
+		/*
+		 * Granted, then the grant ended before this thread ran:
+		 * revoked, or given away by another thread of the file.
+		 */
 		err = -EAGAIN;
 	}
 	spin_unlock_bh(&gpu->lock);
@@ -388,7 +675,15 @@ out:
 	return err;
 }
 
-int gs_client_release(struct gs_client *c)
+/**
+ * gs_client_release() - RELEASE: give the token back, then take a report
+ * @c: the client
+ * @gpu_ns: GPU time reported (0: none), charged to the grant just ended
+ *
+ * Return: 0, -ENOTCONN before ATTACH, or -EPERM if @c does not hold the
+ * token (the report is taken all the same).
+ */
+int gs_client_release(struct gs_client *c, u64 gpu_ns)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
 	struct gs_pol_effects fx = {};
@@ -401,6 +696,12 @@ int gs_client_release(struct gs_client *c)
 	now = ktime_get_ns();
 	err = gs_pol_release(&gpu->pol, &c->pol, now, &fx);
 	gs_apply(gpu, &fx, now);
+	if (gpu_ns) {
+		memset(&fx, 0, sizeof(fx));
+		gs_pol_report_gpu(&gpu->pol, &c->pol, gpu_ns, now, &fx);
+		gs_apply(gpu, &fx, now);
+		gs_status_sync(gpu, c, now);
+	}
 	spin_unlock_bh(&gpu->lock);
 	return err;
 }
@@ -475,6 +776,8 @@ int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
 	info->state = GPUSCHED_STATE_DETACHED;
+	info->abi_version = GPUSCHED_ABI_VERSION;
+	info->features = GS_FEATURES;
 	if (!gpu)
 		return 0;
 
@@ -484,7 +787,8 @@ int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 	memcpy(info->uuid, gpu->uuid, GPUSCHED_UUID_LEN);
 	info->state = s.state;
 	info->weight = s.weight;
-	info->class = s.class;
+	info->sched_class = s.sched_class;
+	info->gpu_ns = s.gpu_ns;
 	info->cap_pct = s.cap_pct;
 	info->gpu_index = s.gpu_index;
 	info->held_ns = s.held_ns;

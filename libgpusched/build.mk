@@ -13,7 +13,8 @@ LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c interpose.c peri
 LIBGS_OBJS := $(patsubst %.c,$(B)/libgpusched/%.o,$(LIBGS_SRCS)) \
 	$(B)/libgpusched/dlsym.o
 LIBGS_SO := $(B)/libgpusched/libgpusched.so.1
-LIBGS_HDRS := $(wildcard libgpusched/*.h) kmod/uapi/linux/gpusched.h
+LIBGS_HDRS := $(wildcard libgpusched/*.h) kmod/uapi/linux/gpusched.h \
+	include/gpusched/arbiter_wire.h
 # Shared with the other fragments: PIC, hidden by default.
 LIBGS_CFLAGS = $(USER_CFLAGS) -fPIC -fvisibility=hidden -pthread
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/gpusched.h>
+#include <gpusched/arbiter_wire.h>
 
 #include "gpusched.h"
 
@@ -42,18 +43,38 @@ struct gpusched {
 	 * has no request id, so replies come back in request order.
 	 */
 	pthread_mutex_t io_lock;
-	/* The service refused GPUSCHED_ACQUIRE_DUE (older than it). */
-	atomic_bool no_due;
+	/* enum gpusched_features of the service, from the status page */
+	uint32_t features;
+	/*
+	 * GPU time of our own work not yet reported to the service
+	 * (gs_report_gpu()); sent with the next ACQUIRE, YIELD or RELEASE.
+	 */
+	atomic_ullong gpu_pending_ns;
 };
 
 /*
  * ACQUIRE saying that our work comes @due_us from now (0: now), so that
  * the holder may leave what ends by then running; without the flag where
- * the service is older than it (then gs_due_supported() is false).
+ * the service lacks GPUSCHED_FEAT_DUE (then gs_due_supported() is false).
  */
 int gs_acquire_due(struct gpusched *g, int64_t timeout_ns,
 		   uint32_t due_us) GS_HIDDEN;
 bool gs_due_supported(const struct gpusched *g) GS_HIDDEN;
+
+/*
+ * @ns of GPU time of this client's own work completed (measured on the
+ * GPU's clock), to be reported with the next ACQUIRE, YIELD or RELEASE
+ * issued on @g. Safe from any thread; never blocks.
+ */
+void gs_report_gpu(struct gpusched *g, uint64_t ns) GS_HIDDEN;
+
+/*
+ * A consistent copy of the status page (the service's seqcount, retried
+ * while it changes): for readers of several fields at once. Readers of
+ * one field, e.g. @flags, need not.
+ */
+void gs_status_read(const struct gpusched *g,
+		    struct gpusched_status *out) GS_HIDDEN;
 
 extern const struct gs_backend gs_backend_kmod GS_HIDDEN;
 extern const struct gs_backend gs_backend_arbiter GS_HIDDEN;

@@ -45,14 +45,66 @@ int gs_open(const unsigned char uuid[16], struct gpusched **out)
 		return err;
 	}
 	if (g->st->version != GPUSCHED_STATUS_VERSION ||
-	    g->st->size < offsetof(struct gpusched_status, overruns)) {
+	    g->st->size < sizeof(struct gpusched_status)) {
 		g->be->close(g, false);
 		pthread_mutex_destroy(&g->io_lock);
 		free(g);
 		return -EPROTO;
 	}
+	g->features = __atomic_load_n(&g->st->features, __ATOMIC_ACQUIRE);
 	*out = g;
 	return 0;
+}
+
+void gs_report_gpu(struct gpusched *g, uint64_t ns)
+{
+	if (g && ns)
+		atomic_fetch_add_explicit(&g->gpu_pending_ns, ns,
+					  memory_order_relaxed);
+}
+
+/* What to send now, at most what the service takes in one report. */
+static uint64_t gpu_take(struct gpusched *g)
+{
+	uint64_t ns = atomic_load_explicit(&g->gpu_pending_ns,
+					   memory_order_relaxed);
+
+	if (!(g->features & GPUSCHED_FEAT_GPU_TIME))
+		return 0;
+	return ns < (UINT64_C(1) << 40) ? ns : UINT64_C(1) << 40;
+}
+
+/*
+ * The service took @sent unless the call failed its argument checks
+ * (uapi header, "GPU time"), or the service is gone: then it stays
+ * pending, to be sent with the next call.
+ */
+static void gpu_sent(struct gpusched *g, uint64_t sent, int err)
+{
+	if (!sent || err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
+	    err == -ENOTCONN || err == -ENOTTY)
+		return;
+	atomic_fetch_sub_explicit(&g->gpu_pending_ns, sent,
+				  memory_order_relaxed);
+}
+
+void gs_status_read(const struct gpusched *g, struct gpusched_status *out)
+{
+	const struct gpusched_status *st = g->st;
+	uint32_t seq;
+
+	for (;;) {
+		seq = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			continue;
+		/* Word by word: the service may be writing meanwhile. */
+		for (size_t i = 0; i < sizeof(*out) / sizeof(uint32_t); i++)
+			((uint32_t *)out)[i] = __atomic_load_n(
+				(const uint32_t *)st + i, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->seq, __ATOMIC_RELAXED) == seq)
+			return;
+	}
 }
 
 /* In a forked child: the parent's client is not ours; drop our copies. */
@@ -70,15 +122,25 @@ GPUSCHED_API int gpusched_open(const unsigned char uuid[16],
 	return gs_open(uuid, out);
 }
 
+static int release_cmd(struct gpusched *g)
+{
+	struct gpusched_release rel = { .gpu_ns = gpu_take(g) };
+	int err;
+
+	err = g->be->call(g, GPUSCHED_IOC_RELEASE, &rel);
+	gpu_sent(g, rel.gpu_ns, err);
+	return err;
+}
+
 GPUSCHED_API int gpusched_close(struct gpusched *g)
 {
-	struct gpusched_release rel = { 0 };
 	int err = 0;
 
 	if (!g)
 		return 0;
-	if (g->st && (gs_status_flags(g) & GPUSCHED_ST_HOLDING))
-		err = g->be->call(g, GPUSCHED_IOC_RELEASE, &rel);
+	if (g->st && ((gs_status_flags(g) & GPUSCHED_ST_HOLDING) ||
+		      gpu_take(g)))
+		err = release_cmd(g);
 	if (err == -EPERM)
 		err = 0;	/* revoked meanwhile: nothing to give back */
 	g->be->close(g, !g->st);
@@ -105,18 +167,14 @@ static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns,
 	} else if (timeout_ns != GPUSCHED_FOREVER) {
 		return -EINVAL;
 	}
-	if (due_us && !atomic_load_explicit(&g->no_due, memory_order_relaxed)) {
+	if (due_us && gs_due_supported(g)) {
 		a.flags |= GPUSCHED_ACQUIRE_DUE;
 		a.due_us = due_us;
-		err = g->be->call(g, cmd, &a);
-		if (err != -EOPNOTSUPP)
-			return err;
-		/* A service older than the flag: ask as before. */
-		atomic_store_explicit(&g->no_due, true, memory_order_relaxed);
-		a.flags &= ~GPUSCHED_ACQUIRE_DUE;
-		a.due_us = 0;
 	}
-	return g->be->call(g, cmd, &a);
+	a.gpu_ns = gpu_take(g);
+	err = g->be->call(g, cmd, &a);
+	gpu_sent(g, a.gpu_ns, err);
+	return err;
 }
 
 GPUSCHED_API int gpusched_acquire(struct gpusched *g, int64_t timeout_ns)
@@ -131,7 +189,7 @@ int gs_acquire_due(struct gpusched *g, int64_t timeout_ns, uint32_t due_us)
 
 bool gs_due_supported(const struct gpusched *g)
 {
-	return !atomic_load_explicit(&g->no_due, memory_order_relaxed);
+	return g->features & GPUSCHED_FEAT_DUE;
 }
 
 GPUSCHED_API int gpusched_yield(struct gpusched *g, int64_t timeout_ns)
@@ -141,13 +199,11 @@ GPUSCHED_API int gpusched_yield(struct gpusched *g, int64_t timeout_ns)
 
 GPUSCHED_API int gpusched_release(struct gpusched *g)
 {
-	struct gpusched_release rel = { 0 };
-
 	if (!g)
 		return -EINVAL;
 	if (!g->st)
 		return -ENOTCONN;
-	return g->be->call(g, GPUSCHED_IOC_RELEASE, &rel);
+	return release_cmd(g);
 }
 
 GPUSCHED_API int gpusched_holding(const struct gpusched *g)
@@ -208,7 +264,7 @@ GPUSCHED_API int gpusched_set_params(struct gpusched *g, int weight,
 		if (sched_class < 0 || sched_class > GPUSCHED_CLASS_MAX)
 			return -EINVAL;
 		p.mask |= GPUSCHED_PARAM_CLASS;
-		p.class = (uint32_t)sched_class;
+		p.sched_class = (uint32_t)sched_class;
 	}
 	if (cap_pct != GPUSCHED_KEEP) {
 		if (cap_pct < 0 || cap_pct > 100)
@@ -236,7 +292,7 @@ GPUSCHED_API int gpusched_info(struct gpusched *g, struct gpusched_info *info)
 	memset(info, 0, sizeof(*info));
 	info->state = ci.state;
 	info->weight = ci.weight;
-	info->sched_class = ci.class;
+	info->sched_class = ci.sched_class;
 	info->cap_pct = ci.cap_pct;
 	info->held_ns = ci.held_ns;
 	info->grants = ci.grants;

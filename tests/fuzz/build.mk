@@ -65,7 +65,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
-	-I$(CURDIR)/kmod/uapi -I$(CURDIR)/kmod -I$(CURDIR)/libgpusched \
+	-I$(CURDIR)/kmod/uapi -I$(CURDIR)/include -I$(CURDIR)/kmod -I$(CURDIR)/libgpusched \
 	-I$(CURDIR)/daemon
 LF_BINS := $(FUZZ_DIR)/lf-policyfile $(FUZZ_DIR)/lf-config $(FUZZ_DIR)/lf-arbiter \
 	$(FUZZ_DIR)/lf-nlevents

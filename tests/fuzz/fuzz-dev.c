@@ -29,6 +29,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include "fuzz-common.h"
+#include "gs_abi.h"
 
 #define PAGE		4096
 #define NFDS		4
@@ -199,18 +200,21 @@ static int get_info(struct thr *t, int fd, struct gpusched_client_info *ci)
 		gs_fail(t->w, "GET_INFO: bad size %u, state %u or reserved bytes",
 			ci->size, ci->state);
 	if (ci->state == GPUSCHED_STATE_DETACHED) {
+		/* The service's version and features, even before ATTACH. */
 		struct gpusched_client_info z = {
 			.size = sizeof(z), .state = GPUSCHED_STATE_DETACHED,
+			.abi_version = GPUSCHED_ABI_VERSION,
+			.features = GS_FEATURES,
 		};
 
 		if (memcmp(ci, &z, sizeof(z)))
 			gs_fail(t->w, "GET_INFO: detached client with non-zero fields");
 	} else if (ci->weight < GPUSCHED_WEIGHT_MIN ||
 		   ci->weight > GPUSCHED_WEIGHT_MAX ||
-		   ci->class > GPUSCHED_CLASS_MAX || ci->cap_pct > 100 ||
+		   ci->sched_class > GPUSCHED_CLASS_MAX || ci->cap_pct > 100 ||
 		   memcmp(ci->uuid, "gsFUZZ", 6) || ci->gpu_index >= 64) {
 		gs_fail(t->w, "GET_INFO: bad weight %u class %u cap %u or uuid",
-			ci->weight, ci->class, ci->cap_pct);
+			ci->weight, ci->sched_class, ci->cap_pct);
 	}
 	return 0;
 }
@@ -228,6 +232,8 @@ static void check_status_page(struct thr *t, const void *p)
 			copy.size);
 	if (copy.flags & ~0xfu || (copy.flags && !(copy.flags & GPUSCHED_ST_ATTACHED)))
 		gs_fail(t->w, "status page: flags %#x", copy.flags);
+	if (copy.reserved0)
+		gs_fail(t->w, "status page: reserved0 = %#x", copy.reserved0);
 	for (i = 0; i < sizeof(copy.reserved) / sizeof(copy.reserved[0]); i++)
 		if (copy.reserved[i])
 			gs_fail(t->w, "status page: reserved[%zu] = %#llx", i,
@@ -290,7 +296,9 @@ static void op_attach(struct thr *t)
 	if (gs_chance(&t->rng, 5))
 		a.flags = gs_rnd(&t->rng);
 	if (gs_chance(&t->rng, 5))
-		a.reserved = gs_rnd(&t->rng);
+		a.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng);
+	if (gs_chance(&t->rng, 5))
+		a.reserved0 = gs_rnd(&t->rng);
 	info = get_info(t, fd, &ci);
 	attached = !info && ci.state != GPUSCHED_STATE_DETACHED;
 	arg = pick_arg(t, &a, sizeof(a), &valid);
@@ -303,7 +311,8 @@ static void op_attach(struct thr *t)
 		want = -EFAULT;
 	else if (a.flags)
 		want = -EOPNOTSUPP;
-	else if (a.reserved || !memcmp(a.uuid, (__u8[16]){ 0 }, 16))
+	else if (a.reserved0 || a.reserved[0] || a.reserved[1] ||
+		 !memcmp(a.uuid, (__u8[16]){ 0 }, 16))
 		want = -EINVAL;
 	else
 		want = attached ? -EBUSY : 0;
@@ -332,13 +341,20 @@ static void op_acquire(struct thr *t, bool yield)
 		a.flags = GPUSCHED_ACQUIRE_TIMEOUT;
 		break;
 	case 5:
-		a.flags = GPUSCHED_ACQUIRE_ALL;
+		a.flags = GS_ACQUIRE_FLAGS;
 		break;
 	default:
 		break;	/* blocking: a signal or the grant ends it */
 	}
-	a.timeout_ns = gs_chance(&t->rng, 80) ? gs_below(&t->rng, 20000000) :
-						gs_interesting(&t->rng);
+	/* Without its flag a timeout is refused (EINVAL): now and then. */
+	if ((a.flags & GPUSCHED_ACQUIRE_TIMEOUT) || gs_chance(&t->rng, 16))
+		a.timeout_ns = gs_chance(&t->rng, 80) ?
+			gs_below(&t->rng, 20000000) : gs_interesting(&t->rng);
+	if (gs_chance(&t->rng, 8))
+		a.gpu_ns = gs_chance(&t->rng, 2) ? gs_below(&t->rng, 20000000) :
+						   gs_interesting(&t->rng);
+	if (gs_chance(&t->rng, 32))
+		a.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng);
 	/* When the work comes: with the flag, any time; without, EINVAL. */
 	if (gs_chance(&t->rng, 8))
 		a.flags |= GPUSCHED_ACQUIRE_DUE;
@@ -348,11 +364,19 @@ static void op_acquire(struct thr *t, bool yield)
 	err = xioctl(fd, yield ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE, arg);
 	if (!valid)
 		EXPECT_IN(t, "acquire (bad pointer)", err, -EFAULT, -EBADF);
-	else if (a.flags & ~GPUSCHED_ACQUIRE_ALL)
+	else if (a.flags & ~GS_ACQUIRE_FLAGS)
 		EXPECT_IN(t, "acquire (unknown flags)", err, -EOPNOTSUPP, -EBADF);
+	else if ((a.flags & GPUSCHED_ACQUIRE_NONBLOCK) &&
+		 (a.flags & GPUSCHED_ACQUIRE_TIMEOUT))
+		EXPECT_IN(t, "acquire (NONBLOCK|TIMEOUT)", err, -EINVAL, -EBADF);
+	else if (a.timeout_ns && !(a.flags & GPUSCHED_ACQUIRE_TIMEOUT))
+		EXPECT_IN(t, "acquire (timeout_ns without the flag)", err,
+			  -EINVAL, -EBADF);
 	else if (a.due_us && !(a.flags & GPUSCHED_ACQUIRE_DUE))
 		EXPECT_IN(t, "acquire (due_us without the flag)", err, -EINVAL,
 			  -EBADF);
+	else if (a.reserved[0] || a.reserved[1])
+		EXPECT_IN(t, "acquire (reserved)", err, -EINVAL, -EBADF);
 	else
 		EXPECT_IN(t, "acquire", err, 0, -EALREADY, -EBUSY, -EAGAIN,
 			  -EINTR, -ETIMEDOUT, -ENOTCONN, -EBADF);
@@ -376,14 +400,19 @@ static void op_release(struct thr *t)
 	if (gs_chance(&t->rng, 5))
 		r.flags = gs_rnd(&t->rng);
 	if (gs_chance(&t->rng, 5))
-		r.reserved = gs_rnd(&t->rng);
+		r.reserved0 = gs_rnd(&t->rng);
+	if (gs_chance(&t->rng, 8))
+		r.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng);
+	if (gs_chance(&t->rng, 8))
+		r.gpu_ns = gs_chance(&t->rng, 2) ? gs_below(&t->rng, 20000000) :
+						   gs_interesting(&t->rng);
 	arg = pick_arg(t, &r, sizeof(r), &valid);
 	err = xioctl(fd, GPUSCHED_IOC_RELEASE, arg);
 	if (!valid)
 		EXPECT_IN(t, "release (bad pointer)", err, -EFAULT, -EBADF);
 	else if (r.flags)
 		EXPECT_IN(t, "release (flags)", err, -EOPNOTSUPP, -EBADF);
-	else if (r.reserved)
+	else if (r.reserved0 || r.reserved[0] || r.reserved[1])
 		EXPECT_IN(t, "release (reserved)", err, -EINVAL, -EBADF);
 	else
 		EXPECT_IN(t, "release", err, 0, -EPERM, -ENOTCONN, -EBADF);
@@ -409,7 +438,7 @@ static void op_set_params(struct thr *t)
 	p.mask = gs_chance(&t->rng, 90) ? gs_below(&t->rng, 8) : gs_rnd(&t->rng);
 	p.weight = gs_chance(&t->rng, 70) ? 1 + gs_below(&t->rng, 200) :
 					    gs_interesting(&t->rng);
-	p.class = gs_chance(&t->rng, 80) ? gs_below(&t->rng, 3) :
+	p.sched_class = gs_chance(&t->rng, 80) ? gs_below(&t->rng, 3) :
 					   gs_interesting(&t->rng);
 	p.cap_pct = gs_chance(&t->rng, 70) ? gs_below(&t->rng, 101) :
 					     gs_interesting(&t->rng);
@@ -423,11 +452,11 @@ static void op_set_params(struct thr *t)
 		return;
 	}
 	w = p.mask & GPUSCHED_PARAM_WEIGHT ? p.weight : ci.weight;
-	cl = p.mask & GPUSCHED_PARAM_CLASS ? p.class : ci.class;
+	cl = p.mask & GPUSCHED_PARAM_CLASS ? p.sched_class : ci.sched_class;
 	cap = p.mask & GPUSCHED_PARAM_CAP ? p.cap_pct : ci.cap_pct;
 	if (!valid)
 		want = -EFAULT;
-	else if (p.mask & ~GPUSCHED_PARAM_ALL)
+	else if (p.mask & ~GS_PARAM_MASK)
 		want = -EOPNOTSUPP;
 	else if (p.reserved[0] || p.reserved[1])
 		want = -EINVAL;
@@ -436,21 +465,21 @@ static void op_set_params(struct thr *t)
 	else if (w < GPUSCHED_WEIGHT_MIN || w > GPUSCHED_WEIGHT_MAX ||
 		 cl > GPUSCHED_CLASS_MAX || cap > 100)
 		want = -EINVAL;
-	else if (!t->priv && !lowers(w, cl, cap, ci.weight, ci.class, ci.cap_pct))
+	else if (!t->priv && !lowers(w, cl, cap, ci.weight, ci.sched_class, ci.cap_pct))
 		want = -EPERM;
 	else
 		want = 0;
 	if (err != want)
 		gs_fail(t->w, "set_params mask %#x w %u cl %u cap %u (was %u %u %u, %s): %d, expected %d",
-			p.mask, p.weight, p.class, p.cap_pct, ci.weight,
-			ci.class, ci.cap_pct, t->priv ? "root" : "nobody",
+			p.mask, p.weight, p.sched_class, p.cap_pct, ci.weight,
+			ci.sched_class, ci.cap_pct, t->priv ? "root" : "nobody",
 			err, want);
 	if (err == -EPERM)
 		gs_count(C_EPERM_PARAMS, 1);
 	if (!err && !get_info(t, fd, &ci) &&
-	    (ci.weight != w || ci.class != cl || ci.cap_pct != cap))
+	    (ci.weight != w || ci.sched_class != cl || ci.cap_pct != cap))
 		gs_fail(t->w, "set_params: asked %u %u %u, GET_INFO says %u %u %u",
-			w, cl, cap, ci.weight, ci.class, ci.cap_pct);
+			w, cl, cap, ci.weight, ci.sched_class, ci.cap_pct);
 }
 
 static void op_get_info(struct thr *t)
@@ -568,9 +597,10 @@ static void op_mmap(struct thr *t)
 		return;
 	}
 	gs_count(C_MAPPED, 1);
-	if (off || len == 0 || len > PAGE || prot & PROT_WRITE)
-		gs_fail(t->w, "mmap len %zu off %lld prot %#x succeeded", len,
-			(long long)off, prot);
+	if (off || len == 0 || len > PAGE || prot & PROT_WRITE ||
+	    !(flags & MAP_SHARED))
+		gs_fail(t->w, "mmap len %zu off %lld prot %#x flags %#x succeeded",
+			len, (long long)off, prot, flags);
 	if (prot & PROT_READ)
 		check_status_page(t, p);
 	m = free_map_slot(t);
@@ -602,8 +632,8 @@ static void op_map_ops(struct thr *t)
 		break;
 	case 1:
 		/*
-		 * MADV_DONTNEED and co zap the page, and the mapping has no
-		 * fault handler: it is not read again, only unmapped.
+		 * MADV_DONTNEED and co zap the page; the fault handler maps it
+		 * again (hardening.c reads it), here it is only unmapped.
 		 */
 		madvise(m->p, m->len, advice[gs_below(&t->rng, sizeof(advice) / sizeof(advice[0]))]);
 		munmap(m->p, m->len);

@@ -244,11 +244,11 @@ static void read_replies(int i)
 			    (info.state != GPUSCHED_STATE_DETACHED &&
 			     (info.weight < GPUSCHED_WEIGHT_MIN ||
 			      info.weight > GPUSCHED_WEIGHT_MAX ||
-			      info.class > GPUSCHED_CLASS_MAX ||
+			      info.sched_class > GPUSCHED_CLASS_MAX ||
 			      info.cap_pct > 100))) {
 				fprintf(stderr, "GET_INFO: size %u state %u weight %u class %u cap %u\n",
 					info.size, info.state, info.weight,
-					info.class, info.cap_pct);
+					info.sched_class, info.cap_pct);
 				abort();
 			}
 		}

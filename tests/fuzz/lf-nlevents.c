@@ -629,11 +629,11 @@ static void check_attached(const struct mclient *c)
 		want = r->set;
 	if (((want.mask & GPUSCHED_PARAM_WEIGHT) ? want.weight :
 	     GPUSCHED_WEIGHT_DEFAULT) != c->weight ||
-	    ((want.mask & GPUSCHED_PARAM_CLASS) ? want.class :
+	    ((want.mask & GPUSCHED_PARAM_CLASS) ? want.sched_class :
 	     GPUSCHED_CLASS_NORMAL) != c->class ||
 	    ((want.mask & GPUSCHED_PARAM_CAP) ? want.cap_pct :
 	     GPUSCHED_CAP_NONE) != c->cap ||
-	    (M.marks && c->pset != (want.mask & GPUSCHED_PARAM_ALL))) {
+	    (M.marks && c->pset != (want.mask & GS_PARAM_MASK))) {
 		fprintf(stderr, "client %llu attached: %u %u %u marks %u, rule %s\n",
 			(unsigned long long)c->id, c->weight, c->class, c->cap,
 			c->pset, r ? r->name : "none");
@@ -778,7 +778,7 @@ static void check(const struct mclient *before, bool restart)
 {
 	const struct gpusched_params def = {
 		.weight = GPUSCHED_WEIGHT_DEFAULT,
-		.class = GPUSCHED_CLASS_NORMAL,
+		.sched_class = GPUSCHED_CLASS_NORMAL,
 	};
 	int i;
 
@@ -797,10 +797,10 @@ static void check(const struct mclient *before, bool restart)
 		if (r)
 			want = r->set;
 		bv = (struct gpusched_params){ .weight = b->weight,
-					       .class = b->class, .cap_pct = b->cap };
+					       .sched_class = b->class, .cap_pct = b->cap };
 		av = (struct gpusched_params){ .weight = a->weight,
-					       .class = a->class, .cap_pct = a->cap };
-		for (bit = 1; bit & GPUSCHED_PARAM_ALL; bit <<= 1) {
+					       .sched_class = a->class, .cap_pct = a->cap };
+		for (bit = 1; bit & GS_PARAM_MASK; bit <<= 1) {
 			uint32_t was = param_get(&bv, bit), is = param_get(&av, bit);
 			uint32_t target = param_get(want.mask & bit ? &want : &def, bit);
 			uint32_t expect;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gs_abi.h"
 #include "policyfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -31,10 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < pol->nr_rules; i++) {
 		const struct gpusched_params *p = &pol->rules[i].set;
 
-		if (p->mask & ~GPUSCHED_PARAM_ALL ||
+		if (p->mask & ~GS_PARAM_MASK ||
 		    (p->mask & GPUSCHED_PARAM_WEIGHT &&
 		     (p->weight < GPUSCHED_WEIGHT_MIN || p->weight > GPUSCHED_WEIGHT_MAX)) ||
-		    (p->mask & GPUSCHED_PARAM_CLASS && p->class > GPUSCHED_CLASS_MAX) ||
+		    (p->mask & GPUSCHED_PARAM_CLASS && p->sched_class > GPUSCHED_CLASS_MAX) ||
 		    (p->mask & GPUSCHED_PARAM_CAP && p->cap_pct > 100))
 			abort();
 	}

@@ -18,16 +18,17 @@ service 10000 500000
 cat >"$T/ctl.py" <<'PY'
 import errno, os, socket, struct, sys
 
-MAGIC, WIRE_MAGIC, VERSION = 0x47504343, 0x47505553, 1
+MAGIC, WIRE_MAGIC, VERSION = 0x47504343, 0x47505553, 2
+WIRE_MAX = 256                                 # GPUSCHED_WIRE_MAX
 GET_GPUS, GET_CLIENTS, SET_GPU, SET_CLIENT, SUBSCRIBE, EV_ATTACH = 1, 2, 3, 4, 5, 6
 F_MULTI, F_DONE = 1, 2
 HDR = struct.Struct("<IHHIIiHH")            # struct gpusched_ctl_hdr, 24 bytes
 CLIENT = struct.Struct("<QII16sIIQIIII6Q2Q")  # struct gpusched_ctl_client, 128
-SET_GPU_S = struct.Struct("<II6I2Q")         # 48
+SET_GPU_S = struct.Struct("<II8I2Q")         # 56
 SET_CLIENT_S = struct.Struct("<QIIII4I2Q")   # 56
 FILTER = struct.Struct("<IIQ")               # 16
-ATTACH_IOC = (1 << 30) | (24 << 16) | (0xE7 << 8) | 0
-assert HDR.size == 24 and CLIENT.size == 128 and SET_GPU_S.size == 48
+ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0   # _IOW(0xE7, 0, struct gpusched_attach)
+assert HDR.size == 24 and CLIENT.size == 128 and SET_GPU_S.size == 56
 assert SET_CLIENT_S.size == 56
 
 def conn(path):
@@ -68,14 +69,14 @@ def set_client(id=0, pid=0, gpu=0, flags=0, reserved=0, mask=1, weight=100,
     return SET_CLIENT_S.pack(id, pid, gpu, flags, reserved, mask, weight, cls,
                              cap, *pres)
 
-def set_gpu(index=0, mask=1, vals=(10000, 500000, 500, 1000000, 100000, 50),
+def set_gpu(index=0, mask=1, vals=(10000, 500000, 500, 1000000, 100000, 50, 200, 100),
             res=(0, 0)):
     return SET_GPU_S.pack(index, mask, *vals, *res)
 
 def attach(s, uuid):
     s.send(struct.pack("<II", WIRE_MAGIC, ATTACH_IOC) +
-           (uuid + b"\0" * 8).ljust(128, b"\0"))
-    data, anc, _, _ = s.recvmsg(136, socket.CMSG_SPACE(16))
+           (uuid + b"\0" * 24).ljust(WIRE_MAX, b"\0"))
+    data, anc, _, _ = s.recvmsg(8 + WIRE_MAX, socket.CMSG_SPACE(16))
     for level, typ, fds in anc:
         if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
             for i in range(0, len(fds) - len(fds) % 4, 4):
@@ -93,7 +94,7 @@ from ctl import *
 E = errno
 cases = [
     ("a header cut short", E.EPROTO, struct.pack("<IH", MAGIC, 1)),
-    ("a wrong version", E.EPROTO, msg(GET_GPUS, version=2)),
+    ("a wrong version", E.EPROTO, msg(GET_GPUS, version=VERSION + 1)),
     ("records that are not there", E.EPROTO, msg(GET_GPUS, rec_size=128, nr=3)),
     ("bytes beyond the records", E.EPROTO, msg(GET_GPUS) + b"xx"),
     ("a message longer than any", E.EPROTO, msg(GET_GPUS) + b"\0" * 20000),
@@ -121,10 +122,10 @@ cases = [
     ("SET_CLIENT: cap 101", E.ERANGE, msg(SET_CLIENT, set_client(pid=1, mask=4, cap=101))),
     ("SET_CLIENT: no such pid", E.ESRCH, msg(SET_CLIENT, set_client(pid=999999))),
     ("SET_CLIENT: no such id", E.ESRCH, msg(SET_CLIENT, set_client(id=123456789))),
-    ("SET_GPU: unknown knob bits", E.EOPNOTSUPP, msg(SET_GPU, set_gpu(mask=64))),
+    ("SET_GPU: unknown knob bits", E.EOPNOTSUPP, msg(SET_GPU, set_gpu(mask=256))),
     ("SET_GPU: reserved field", E.EINVAL, msg(SET_GPU, set_gpu(res=(1, 0)))),
-    ("SET_GPU: timeslice 99 us", E.ERANGE, msg(SET_GPU, set_gpu(vals=(99, 0, 0, 0, 0, 0)))),
-    ("SET_GPU: latency 91%", E.ERANGE, msg(SET_GPU, set_gpu(mask=32, vals=(0, 0, 0, 0, 0, 91)))),
+    ("SET_GPU: timeslice 99 us", E.ERANGE, msg(SET_GPU, set_gpu(vals=(99, 0, 0, 0, 0, 0, 0, 0)))),
+    ("SET_GPU: latency 91%", E.ERANGE, msg(SET_GPU, set_gpu(mask=32, vals=(0, 0, 0, 0, 0, 91, 0, 0)))),
     ("SET_GPU: no such GPU", E.ENODEV, msg(SET_GPU, set_gpu(index=7))),
     ("SUBSCRIBE with an argument", E.EINVAL, msg(SUBSCRIBE, b"\0" * 8)),
 ]

@@ -328,9 +328,11 @@ int main(void)
 	   "granted in between; holding again, yield_due_ns 0 (%ld, %llu)",
 	   (long)res, (unsigned long long)g->st->yield_due_ns);
 	EXPECT(gpusched_release(g), 0);
-	ok(gs_due_supported(g2), "the service took GPUSCHED_ACQUIRE_DUE");
+	ok(gs_due_supported(g2) && (g2->st->features & GPUSCHED_FEAT_DUE),
+	   "the service says it takes GPUSCHED_ACQUIRE_DUE (features %#x)",
+	   g2->st->features);
 
-	/* Against a service older than the flag the library asks without. */
+	/* A service without GPUSCHED_FEAT_DUE: the library asks without. */
 	{
 		struct gs_backend old = *g2->be;
 		const struct gs_backend *was = g2->be;
@@ -338,15 +340,41 @@ int main(void)
 		real_call = was->call;
 		old.call = old_call;
 		g2->be = &old;
+		g2->features &= ~GPUSCHED_FEAT_DUE;
 		EXPECT(gs_acquire_due(g2, 0, DUE_US), 0);
-		ok(old_refused == 1 && old_calls == 2 && !gs_due_supported(g2),
-		   "an old service: refused once, asked again without (%d of %d calls)",
+		ok(old_refused == 0 && old_calls == 1 && !gs_due_supported(g2),
+		   "no GPUSCHED_FEAT_DUE: asked without the flag (%d of %d calls refused)",
 		   old_refused, old_calls);
 		EXPECT(gpusched_release(g2), 0);
-		EXPECT(gs_acquire_due(g2, 0, DUE_US), 0);
-		ok(old_refused == 1, "and not offered again (%d refused)", old_refused);
-		EXPECT(gpusched_release(g2), 0);
+		g2->features |= GPUSCHED_FEAT_DUE;
 		g2->be = was;
+	}
+
+	/*
+	 * GPU time: sent with the next call, taken even by a RELEASE that
+	 * has nothing to give back, and charged to the last grant as the
+	 * larger of its held time and the GPU time.
+	 */
+	{
+		unsigned long long gpu0, held0;
+
+		EXPECT(g->be->call(g, GPUSCHED_IOC_GET_INFO, &ci), 0);
+		ok(ci.abi_version == GPUSCHED_ABI_VERSION &&
+		   (ci.features & GPUSCHED_FEAT_GPU_TIME),
+		   "GET_INFO: ABI %u, features %#x", ci.abi_version, ci.features);
+		gpu0 = ci.gpu_ns;
+		held0 = ci.held_ns;
+		gs_report_gpu(g, 5000000000ull);
+		EXPECT(gpusched_release(g), -EPERM);
+		EXPECT(g->be->call(g, GPUSCHED_IOC_GET_INFO, &ci), 0);
+		ok(ci.gpu_ns == gpu0 + 5000000000ull &&
+		   ci.held_ns > held0 + 4000000000ull &&
+		   ci.held_ns <= held0 + 5000000000ull &&
+		   !atomic_load(&g->gpu_pending_ns),
+		   "5 s of GPU time reported: gpu_ns +%llu, held_ns +%llu, %llu pending",
+		   (unsigned long long)(ci.gpu_ns - gpu0),
+		   (unsigned long long)(ci.held_ns - held0),
+		   (unsigned long long)atomic_load(&g->gpu_pending_ns));
 	}
 
 	/* Parameters. */
@@ -355,7 +383,7 @@ int main(void)
 	EXPECT(gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_KEEP, 101), -EINVAL);
 	EXPECT(gpusched_set_params(g, 50, GPUSCHED_BATCH, 40), 0);
 	EXPECT(g->be->call(g, GPUSCHED_IOC_GET_INFO, &ci), 0);
-	ok(ci.weight == 50 && ci.class == GPUSCHED_BATCH && ci.cap_pct == 40 &&
+	ok(ci.weight == 50 && ci.sched_class == GPUSCHED_BATCH && ci.cap_pct == 40 &&
 	   !memcmp(ci.uuid, uuid, 16) && ci.size == sizeof(ci),
 	   "GET_INFO shows weight 50, batch, cap 40 and the uuid");
 	if (geteuid() == 0) {

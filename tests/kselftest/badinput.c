@@ -75,9 +75,9 @@ TEST_F(badinput, wrong_size_or_direction_gives_enotty)
 
 TEST_F(badinput, nonzero_reserved_gives_einval)
 {
-	struct gpusched_attach at = { .reserved = 1 };
+	struct gpusched_attach at = { .reserved0 = 1 };
 	struct gpusched_acquire aq = { .due_us = 1 };	/* without the flag */
-	struct gpusched_release rl = { .reserved = 1 };
+	struct gpusched_release rl = { .reserved0 = 1 };
 	struct gpusched_params pa = { .mask = GPUSCHED_PARAM_WEIGHT, .weight = 50 };
 	struct gpusched_client_info ci;
 	int fd = gs_open();
@@ -85,13 +85,22 @@ TEST_F(badinput, nonzero_reserved_gives_einval)
 	ASSERT_LE(0, fd);
 	gs_uuid(at.uuid, GS_GPU_BADINPUT);
 	EXPECT_EQ(-EINVAL, gs_ioctl(fd, GPUSCHED_IOC_ATTACH, &at));
+	at.reserved0 = 0;
+	at.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, gs_ioctl(fd, GPUSCHED_IOC_ATTACH, &at));
 	/* ... and the client was not attached. */
 	EXPECT_EQ(-ENOTCONN, gs_acquire(fd, 0, 0));
 	close(fd);
 
 	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
+	aq.due_us = 0;
+	aq.reserved[0] = 1;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	ASSERT_EQ(0, gs_acquire(self->fd, 0, 0));
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_RELEASE, &rl));
+	rl.reserved0 = 0;
+	rl.reserved[1] = 1;
 	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_RELEASE, &rl));
 	ASSERT_EQ(0, gs_info(self->fd, &ci));
 	EXPECT_EQ(GPUSCHED_STATE_HOLDING, ci.state);
@@ -123,7 +132,7 @@ TEST_F(badinput, unknown_flags_give_eopnotsupp)
 	EXPECT_EQ(-ENOTCONN, gs_acquire(fd, 0, 0));
 	close(fd);
 
-	aq.flags = GPUSCHED_ACQUIRE_ALL + 1;
+	aq.flags = GPUSCHED_ACQUIRE_DUE << 1;	/* the next bit, not defined */
 	EXPECT_EQ(-EOPNOTSUPP, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	EXPECT_EQ(-EOPNOTSUPP, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
 	aq.flags = 1U << 31;
@@ -298,11 +307,45 @@ TEST_F(badinput, sysfs_read_only_files)
 	}
 }
 
-static int set_params(int fd, __u32 mask, __u32 weight, __u32 class,
+/*
+ * Issue 21, bug 5: a timeout without its flag, and NONBLOCK with TIMEOUT,
+ * were accepted; the call then did something the caller did not ask for.
+ */
+TEST_F(badinput, acquire_fields_checked)
+{
+	struct gpusched_acquire aq = { .timeout_ns = 1000000 };
+	struct gpusched_client_info ci;
+
+	/* A timeout without GPUSCHED_ACQUIRE_TIMEOUT: EINVAL, no grant. */
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
+	aq.flags = GPUSCHED_ACQUIRE_NONBLOCK;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	/* NONBLOCK and TIMEOUT exclude each other. */
+	aq.flags = GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	aq.timeout_ns = 0;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	ASSERT_EQ(0, gs_info(self->fd, &ci));
+	EXPECT_EQ(GPUSCHED_STATE_IDLE, ci.state);
+	EXPECT_EQ(0, ci.grants);
+	/* Each alone is fine. */
+	aq.flags = GPUSCHED_ACQUIRE_TIMEOUT;
+	aq.timeout_ns = 1000000;
+	EXPECT_EQ(0, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	EXPECT_EQ(0, gs_release(self->fd));
+	aq.flags = GPUSCHED_ACQUIRE_NONBLOCK;
+	aq.timeout_ns = 0;
+	EXPECT_EQ(0, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	EXPECT_EQ(0, gs_release(self->fd));
+}
+
+static int set_params(int fd, __u32 mask, __u32 weight, __u32 sched_class,
 		      __u32 cap_pct)
 {
 	struct gpusched_params p = {
-		.mask = mask, .weight = weight, .class = class, .cap_pct = cap_pct,
+		.mask = mask, .weight = weight, .sched_class = sched_class,
+		.cap_pct = cap_pct,
 	};
 
 	return gs_ioctl(fd, GPUSCHED_IOC_SET_PARAMS, &p);
@@ -313,7 +356,7 @@ static int set_params(int fd, __u32 mask, __u32 weight, __u32 class,
 									\
 	ASSERT_EQ(0, gs_info(fd, &__ci));				\
 	EXPECT_EQ(w, __ci.weight);					\
-	EXPECT_EQ(c, __ci.class);					\
+	EXPECT_EQ(c, __ci.sched_class);					\
 	EXPECT_EQ(cap, __ci.cap_pct);					\
 } while (0)
 

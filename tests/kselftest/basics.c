@@ -95,7 +95,7 @@ TEST_F(basics, acquire_release_accounting)
 	EXPECT_EQ(sizeof(before), before.size);
 	EXPECT_EQ(GPUSCHED_STATE_IDLE, before.state);
 	EXPECT_EQ(GPUSCHED_WEIGHT_DEFAULT, before.weight);
-	EXPECT_EQ(GPUSCHED_CLASS_NORMAL, before.class);
+	EXPECT_EQ(GPUSCHED_CLASS_NORMAL, before.sched_class);
 	EXPECT_EQ(GPUSCHED_CAP_NONE, before.cap_pct);
 	EXPECT_EQ(0, before.grants);
 	EXPECT_EQ(0, before.held_ns);

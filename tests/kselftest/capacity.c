@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * max_gpus bounds the tokens: attaching a new UUID once max_gpus tokens
- * exist gives ENOSPC, while existing ones stay usable and closing clients
- * frees none (tokens live until rmmod).
+ * with clients exist gives ENOSPC, while existing ones stay usable.
+ * Closing clients frees no token, but a new UUID takes the place of one
+ * that has no client and no knob an administrator set (issue 21, bug 2:
+ * before, made-up UUIDs kept real GPUs out until rmmod).
  *
  * Other programs' tokens would make the count depend on what ran before,
  * so this reloads the module: with no parameter (max_gpus defaults to 16),
@@ -24,7 +26,8 @@ FIXTURE(capacity) {
 
 static const char *const gs_params[] = {
 	"max_gpus", "timeslice_us", "grace_us", "min_grant_us", "starve_us",
-	"window_us", "latency_pct", "dev_mode",
+	"window_us", "latency_pct", "latency_queue_us", "handover_us",
+	"dev_mode",
 };
 
 static int gs_module_unload(void)
@@ -85,7 +88,7 @@ FIXTURE_TEARDOWN(capacity)
 
 TEST_F(capacity, new_uuid_beyond_max_gpus_gives_enospc)
 {
-	int fd, i;
+	int fd, i, gpu0;
 
 	if (!self->params[0])
 		return;	/* skipped */
@@ -111,16 +114,28 @@ TEST_F(capacity, new_uuid_beyond_max_gpus_gives_enospc)
 	EXPECT_EQ(0, gs_acquire(fd, 0, 0));
 	EXPECT_EQ(0, gs_release(fd));
 	close(fd);
-	/* ... and closing every client frees no token. */
+	/* An administrator's knob keeps the first token... */
+	gpu0 = gs_gpu_index(self->fds[0]);
+	ASSERT_LE(0, gpu0);
+	ASSERT_EQ(0, gs_gpu_write_u64(gpu0, "timeslice_us", 5000));
+	/* ... and closing every client frees no token at once, */
 	for (i = 0; i < MAX; i++) {
 		close(self->fds[i]);
 		self->fds[i] = -1;
 	}
 	EXPECT_EQ(MAX, gs_count_tokens());
+	/* but new UUIDs take the places of the two unused ones. */
+	for (i = 0; i < MAX - 1; i++) {
+		self->fds[i] = gs_open_attached(GS_GPU_CAPACITY + MAX + i);
+		EXPECT_LE(0, self->fds[i]) TH_LOG("new UUID %d: %s", i,
+						  strerror(-self->fds[i]));
+		EXPECT_EQ(MAX, gs_count_tokens());
+	}
 	fd = gs_open();
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(-ENOSPC, gs_attach(fd, GS_GPU_CAPACITY + MAX));
+	EXPECT_EQ(-ENOSPC, gs_attach(fd, GS_GPU_CAPACITY + 2 * MAX));
 	close(fd);
+	EXPECT_EQ(5000, gs_gpu_read(gpu0, "timeslice_us"));
 }
 
 TEST_HARNESS_MAIN

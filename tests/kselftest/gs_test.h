@@ -45,6 +45,7 @@ enum gs_test_gpu {
 	GS_GPU_NL_DUMP = 0x40,
 	GS_GPU_NAMESPACES,
 	GS_GPU_GRANT_PAGE,
+	GS_GPU_HARDENING,
 	GS_GPU_FAULT = 0x50,	/* to 0x5f */
 	GS_GPU_CAP_BATCH = 0x60,
 	GS_GPU_TWO,		/* two-gpus.c: this and GS_GPU_TWO_B */

@@ -43,7 +43,7 @@ static void assert_unchanged(struct __test_metadata *_metadata,
 
 	ASSERT_EQ(0, gs_info(self->fd, &ci));
 	EXPECT_EQ(100, ci.weight);
-	EXPECT_EQ(GPUSCHED_CLASS_NORMAL, ci.class);
+	EXPECT_EQ(GPUSCHED_CLASS_NORMAL, ci.sched_class);
 	EXPECT_EQ(0, ci.cap_pct);
 	EXPECT_EQ(10000, gs_gpu_read(self->gpu, "timeslice_us"));
 }

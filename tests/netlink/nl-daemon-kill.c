@@ -94,7 +94,7 @@ static int contender(int me)
 	__atomic_add_fetch(&S->ready, 1, __ATOMIC_SEQ_CST);
 	while (!__atomic_load_n(&S->stop, __ATOMIC_RELAXED)) {
 		/* A lost token is an error here, not a hang. */
-		err = gs_acquire(fd, 0, 30000000000ull);
+		err = gs_acquire(fd, GPUSCHED_ACQUIRE_TIMEOUT, 30000000000ull);
 		if (err) {
 			note_error(err);
 			return 5;

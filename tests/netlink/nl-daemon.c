@@ -60,7 +60,7 @@ static void __attribute__((constructor(101))) child_main(void)
 	t0 = gs_now_ns();
 	end = t0 + 3000000000ull;
 	while (gs_now_ns() < end) {
-		if (!gs_info(fd, &ci) && ci.weight == weight && ci.class == class &&
+		if (!gs_info(fd, &ci) && ci.weight == weight && ci.sched_class == class &&
 		    ci.cap_pct == cap) {
 			t1 = gs_now_ns();
 			break;

@@ -175,7 +175,7 @@ TEST_F(marks, the_client_lowering_a_policy_value_keeps_it_from_the_policy)
 TEST_F(marks, a_privileged_client_change_is_its_own)
 {
 	struct gpusched_params p = { .mask = W | C, .weight = 500,
-				     .class = GPUSCHED_CLASS_NORMAL };
+				     .sched_class = GPUSCHED_CLASS_NORMAL };
 	struct nlt_client c;
 
 	ASSERT_EQ(0, set(&self->t, self->id, 300, GPUSCHED_CLASS_LATENCY, 20, W | C | P));

@@ -385,7 +385,7 @@ static void sim_trace(struct sim *s, const struct gs_pol_effects *fx, int actor)
 		if (!p)
 			continue;
 		printf("#   %d %c w=%u cl=%u cap=%u rank=%u vt=%" PRIu64 " ws=%" PRIu64 " se=%" PRIu64 " he=%" PRIu64 " y=%d\n",
-		       i, st[p->state], p->weight, p->class, p->cap_pct,
+		       i, st[p->state], p->weight, p->sched_class, p->cap_pct,
 		       p->rank, p->vtime, p->wait_start, p->slice_end,
 		       p->hard_end, p->yield_requested);
 	}
@@ -542,7 +542,7 @@ static int sim_set(struct sim *s, int i, uint32_t w, uint32_t cl, uint32_t cap)
 	s->op = "set_client_params";
 	ret = gs_pol_set_client_params(&s->d, p, w, cl, cap, s->now, &fx);
 	if (client_params_valid(w, cl, cap)) {
-		SCHECK(s, ret == 0 && p->weight == w && p->class == cl &&
+		SCHECK(s, ret == 0 && p->weight == w && p->sched_class == cl &&
 			  p->cap_pct == cap, "set %u/%u/%u gave %d", w, cl, cap,
 		       ret);
 	} else {
@@ -789,7 +789,7 @@ static void t_client_params(void)
 	sim_attach(&s, 0);
 	sim_attach(&s, 1);
 	CHECK(s.c[0].pc->weight == GPUSCHED_WEIGHT_DEFAULT &&
-	      s.c[0].pc->class == GPUSCHED_CLASS_NORMAL &&
+	      s.c[0].pc->sched_class == GPUSCHED_CLASS_NORMAL &&
 	      s.c[0].pc->cap_pct == GPUSCHED_CAP_NONE, "defaults of a client");
 	sim_wait(&s, 0);
 	sim_wait(&s, 1);
@@ -1038,7 +1038,7 @@ static void t_yield_due(void)
 	gs_pol_dev_init(&d, &p, now);
 	for (i = 0; i < 3; i++)
 		gs_pol_client_init(&d, &c[i], now);
-	CHECK(gs_pol_acquire(&d, &c[0], false, false, 0, now, fx_none, NULL) == 0 &&
+	CHECK(gs_pol_acquire(&d, &c[0], false, false, 0, 0, now, fx_none, NULL) == 0 &&
 	      d.holder == &c[0], "first acquire not granted");
 	CHECK(c[0].yield_due == 0, "yield_due %" PRIu64 " with nobody waiting",
 	      c[0].yield_due);
@@ -1047,14 +1047,14 @@ static void t_yield_due(void)
 				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
 				       now, &fx) == 0, "set latency class");
 	now += 10 * US;
-	CHECK(gs_pol_acquire(&d, &c[1], false, false, now + 400 * US, now,
-			     fx_none, NULL) == 0, "due acquire refused");
+	CHECK(gs_pol_acquire(&d, &c[1], false, false, now + 400 * US, 0,
+			     now, fx_none, NULL) == 0, "due acquire refused");
 	CHECK(c[0].yield_requested && c[0].yield_due == now + 400 * US,
 	      "holder asked %d, yield_due %" PRIu64 " (want %" PRIu64 ")",
 	      c[0].yield_requested, c[0].yield_due, now + 400 * US);
 	/* A second waiter with none: someone needs the GPU now. */
 	now += 10 * US;
-	CHECK(gs_pol_acquire(&d, &c[2], false, false, 0, now, fx_none, NULL) == 0,
+	CHECK(gs_pol_acquire(&d, &c[2], false, false, 0, 0, now, fx_none, NULL) == 0,
 	      "second waiter refused");
 	CHECK(c[0].yield_due == 0, "yield_due %" PRIu64 " with a waiter that gave none",
 	      c[0].yield_due);
@@ -1065,7 +1065,7 @@ static void t_yield_due(void)
 	      "yield_due %" PRIu64 " after the other left", c[0].yield_due);
 	/* The holder yields: the waiter is granted, its due cleared. */
 	now += 100 * US;
-	CHECK(gs_pol_acquire(&d, &c[0], true, false, 0, now, fx_none, NULL) == 0 &&
+	CHECK(gs_pol_acquire(&d, &c[0], true, false, 0, 0, now, fx_none, NULL) == 0 &&
 	      d.holder == &c[1] && c[1].due_at == 0 && c[1].yield_due == 0,
 	      "yield: holder %td, due_at %" PRIu64, d.holder - c, c[1].due_at);
 	for (i = 0; i < 3; i++) {
@@ -1779,7 +1779,7 @@ static bool random_seed(uint64_t seed, uint64_t ops)
 		c->drain_hi = 100 * US;
 		c->wait_at = NEVER;
 		if (c->pc->cap_pct)
-			sim_set(&s, i, c->pc->weight, c->pc->class, 0);
+			sim_set(&s, i, c->pc->weight, c->pc->sched_class, 0);
 		if (c->holding)
 			c->release_at = min64(c->release_at, s.now + c->work);
 		bound += c->work + c->drain_hi;	/* one grant each */
@@ -1819,6 +1819,162 @@ static void t_random(void)
 		 rnd_grants, rnd_revokes, rnd_eperms);
 }
 
+/* gs_pol_acquire() with no effects to apply; 0 or its error. */
+static int acq(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
+	       uint64_t gpu_ns, uint64_t now)
+{
+	return gs_pol_acquire(d, c, yield, false, 0, gpu_ns, now, fx_none, NULL);
+}
+
+static int rel(struct gs_pol_dev *d, struct gs_pol_client *c, uint64_t gpu_ns,
+	       uint64_t now)
+{
+	struct gs_pol_effects fx = { 0 };
+	int err = gs_pol_release(d, c, now, &fx);
+
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_report_gpu(d, c, gpu_ns, now, &fx);
+	return err;
+}
+
+/*
+ * GPU time (issue 20, item 2): a grant is charged max(held, GPU time
+ * reported for it), so work that runs on after an early hand-over is paid
+ * for; a report below the held time changes nothing; a report after the
+ * release still belongs to the grant that ended.
+ */
+static void t_gpu_time(void)
+{
+	struct gs_pol_client c[2];
+	struct gs_pol_params p;
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC, v0, h0;
+	int i;
+
+	gs_pol_default_params(&p);
+	gs_pol_dev_init(&d, &p, now);
+	for (i = 0; i < 2; i++)
+		gs_pol_client_init(&d, &c[i], now);
+
+	/* A's 80 ms kernel runs on after it hands over at 1 ms. */
+	CHECK(acq(&d, &c[0], false, 0, now) == 0 && d.holder == &c[0], "A granted");
+	CHECK(acq(&d, &c[1], false, 0, now) == 0, "B waits");
+	v0 = c[0].vtime;
+	now += 1 * MS;
+	CHECK(rel(&d, &c[0], 0, now) == 0 && d.holder == &c[1],
+	      "A hands over early to B");
+	CHECK(c[0].held_ns == 1 * MS, "A charged %" PRIu64 " for 1 ms held",
+	      c[0].held_ns);
+	/* 50 ms later A asks again, with its kernel's GPU time. */
+	now += 50 * MS;
+	CHECK(acq(&d, &c[0], false, 80 * MS, now) == 0 &&
+	      c[0].state == GS_POL_WAITING, "A waits again");
+	CHECK(c[0].held_ns == 80 * MS && c[0].gpu_ns == 80 * MS &&
+	      c[0].vtime - v0 == 80 * MS,
+	      "A charged the GPU time: held %" PRIu64 ", vtime +%" PRIu64,
+	      c[0].held_ns, c[0].vtime - v0);
+	/* So B, past its slice with 50 ms to A's 80, keeps the token. */
+	CHECK(!c[1].yield_requested && d.holder == &c[1],
+	      "B asked to yield to A, which is ahead");
+	now += 10 * MS;
+	CHECK(rel(&d, &c[1], 0, now) == 0 && d.holder == &c[0], "A's turn");
+
+	/* Less than held changes nothing; the sum counts once it is more. */
+	h0 = c[0].held_ns;
+	v0 = c[0].vtime;
+	now += 10 * MS;
+	CHECK(rel(&d, &c[0], 4 * MS, now) == 0 &&
+	      c[0].held_ns - h0 == 10 * MS && c[0].vtime - v0 == 10 * MS,
+	      "4 ms reported for 10 ms held: charged %" PRIu64,
+	      c[0].held_ns - h0);
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_report_gpu(&d, &c[0], 3 * MS, now, &fx);
+	CHECK(c[0].held_ns - h0 == 10 * MS, "7 ms of 10: charged %" PRIu64,
+	      c[0].held_ns - h0);
+	/* A report after the release belongs to the last grant. */
+	now += 20 * MS;
+	CHECK(acq(&d, &c[0], false, 5 * MS, now) == 0 && d.holder == &c[0],
+	      "A granted again");
+	CHECK(c[0].held_ns - h0 == 12 * MS && c[0].vtime - v0 == 12 * MS,
+	      "12 ms reported for the last grant (10 ms held): charged %" PRIu64,
+	      c[0].held_ns - h0);
+	/* ... and the new grant starts afresh: held 3 ms, nothing reported. */
+	now += 3 * MS;
+	CHECK(gs_pol_held_now(&c[0], now) - h0 == 15 * MS, "held now %" PRIu64,
+	      gs_pol_held_now(&c[0], now) - h0);
+	/* While holding: 20 ms reported at 3 ms counts at once, net after. */
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_report_gpu(&d, &c[0], 20 * MS, now, &fx);
+	CHECK(gs_pol_held_now(&c[0], now) - h0 == 32 * MS &&
+	      c[0].vtime - v0 == 32 * MS,
+	      "20 ms reported while holding: held now %" PRIu64,
+	      gs_pol_held_now(&c[0], now) - h0);
+	now += 27 * MS;		/* held 30 ms in all: 10 ms beyond the report */
+	CHECK(gs_pol_held_now(&c[0], now) - h0 == 42 * MS, "held now %" PRIu64,
+	      gs_pol_held_now(&c[0], now) - h0);
+	CHECK(rel(&d, &c[0], 0, now) == 0 && c[0].held_ns - h0 == 42 * MS &&
+	      c[0].vtime - v0 == 42 * MS && c[0].grant_held_ns == 30 * MS,
+	      "released after 30 ms with 20 ms reported: charged %" PRIu64,
+	      c[0].held_ns - h0);
+	/* One report is clamped to 2^40 ns; the device total agrees. */
+	h0 = c[0].held_ns;
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_report_gpu(&d, &c[0], UINT64_MAX, now, &fx);
+	/* max(30 ms, 20 ms + 2^40) - max(30 ms, 20 ms) */
+	CHECK(c[0].held_ns - h0 == (UINT64_C(1) << 40) - 10 * MS,
+	      "huge report charged %" PRIu64, c[0].held_ns - h0);
+	CHECK(d.held_ns == c[0].held_ns + c[1].held_ns,
+	      "device held %" PRIu64 " != clients' %" PRIu64, d.held_ns,
+	      c[0].held_ns + c[1].held_ns);
+	for (i = 0; i < 2; i++) {
+		fx = (struct gs_pol_effects){ 0 };
+		gs_pol_client_exit(&d, &c[i], now, &fx);
+	}
+}
+
+/*
+ * Issue 21, bug 8: new knobs may remove what justified a standing yield
+ * request (here: latency_pct 0 ranks a latency waiter as normal, inside
+ * the holder's slice). The request is withdrawn, as when the waiter
+ * leaves, so that the holder is not revoked for nobody.
+ */
+static void t_yield_rechecked_by_params(void)
+{
+	struct gs_pol_client c[2];
+	struct gs_pol_params p;
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC;
+	int i;
+
+	gs_pol_default_params(&p);
+	gs_pol_dev_init(&d, &p, now);
+	for (i = 0; i < 2; i++)
+		gs_pol_client_init(&d, &c[i], now);
+	CHECK(acq(&d, &c[0], false, 0, now) == 0, "holder granted");
+	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
+				       now, &fx) == 0, "latency class");
+	now += 1 * MS;
+	CHECK(acq(&d, &c[1], false, 0, now) == 0 && c[0].yield_requested,
+	      "latency waiter: holder asked to yield");
+	p.latency_pct = 0;
+	fx = (struct gs_pol_effects){ 0 };
+	now += 1 * MS;
+	CHECK(gs_pol_set_dev_params(&d, &p, now, &fx) == 0, "set latency_pct 0");
+	CHECK(!c[0].yield_requested && fx.unyield == &c[0],
+	      "yield request stands (%d) after its reason went", c[0].yield_requested);
+	/* Nothing is due but the end of the slice now. */
+	CHECK(gs_pol_next_event(&d, now) == c[0].slice_end,
+	      "next event %" PRIu64 ", slice end %" PRIu64,
+	      gs_pol_next_event(&d, now), c[0].slice_end);
+	for (i = 0; i < 2; i++) {
+		fx = (struct gs_pol_effects){ 0 };
+		gs_pol_client_exit(&d, &c[i], now, &fx);
+	}
+}
+
 static const struct tap_test tests[] = {
 	{ "device parameters: defaults valid, bounds enforced", t_dev_params },
 	{ "client parameters: bounds enforced, rejected sets change nothing", t_client_params },
@@ -1838,6 +1994,8 @@ static const struct tap_test tests[] = {
 	{ "latency class bounded by latency_pct", t_latency_bound },
 	{ "caps hold, alone or shared, over the run and any second", t_caps },
 	{ "1000 clients: all served, shares by weight", t_thousand },
+	{ "GPU time: each grant charged max(held, reported), once", t_gpu_time },
+	{ "new knobs withdraw a yield request that lost its reason", t_yield_rechecked_by_params },
 	{ "randomized sequences keep the invariants", t_random },
 };
 

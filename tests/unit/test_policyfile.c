@@ -124,14 +124,14 @@ static void test_good_file(void)
 		CHECK(r->match[GS_MATCH_CGROUP].n == 1 &&
 		      !strcmp(r->match[GS_MATCH_CGROUP].strs[0], "/system.slice/web.service"),
 		      "cgroup normalised: %s", r->match[GS_MATCH_CGROUP].strs[0]);
-		CHECK(r->set.mask == GPUSCHED_PARAM_ALL, "mask %#x", r->set.mask);
-		CHECK(r->set.weight == 400 && r->set.class == GPUSCHED_CLASS_LATENCY &&
+		CHECK(r->set.mask == GS_PARAM_MASK, "mask %#x", r->set.mask);
+		CHECK(r->set.weight == 400 && r->set.sched_class == GPUSCHED_CLASS_LATENCY &&
 		      r->set.cap_pct == GPUSCHED_CAP_NONE, "actions");
 	}
 	r = rule(pol, "batch.jobs");
 	if (CHECK(r, "rule batch.jobs"))
 		CHECK(r->set.mask == (GPUSCHED_PARAM_CLASS | GPUSCHED_PARAM_CAP) &&
-		      r->set.class == GPUSCHED_CLASS_BATCH && r->set.cap_pct == 50,
+		      r->set.sched_class == GPUSCHED_CLASS_BATCH && r->set.cap_pct == 50,
 		      "batch actions");
 	gs_policy_free(pol);
 }
@@ -152,7 +152,7 @@ static void test_crlf_and_empty(void)
 	gs_policy_free(pol);
 	/* No newline at the end of the file. */
 	pol = parse("[rule a]\nclass = normal");
-	CHECK(pol && pol->rules[0].set.class == GPUSCHED_CLASS_NORMAL, "no final newline: %s", err);
+	CHECK(pol && pol->rules[0].set.sched_class == GPUSCHED_CLASS_NORMAL, "no final newline: %s", err);
 	gs_policy_free(pol);
 }
 
@@ -300,7 +300,14 @@ static void test_ranges_match_policy(void)
 			case GS_KNOB_STARVE: p.starve_ns = us * 1000; break;
 			case GS_KNOB_WINDOW: p.window_ns = us * 1000; break;
 			case GS_KNOB_LATENCY_PCT: p.latency_pct = (uint32_t)us; break;
+			case GS_KNOB_LATENCY_QUEUE: p.latency_queue_ns = us * 1000; break;
+			case GS_KNOB_HANDOVER: p.handover_ns = us * 1000; break;
 			}
+			/* The policy's own table says the same. */
+			CHECK(gs_pol_knobs[k].min == ki->min && gs_pol_knobs[k].max == ki->max &&
+			      !strcmp(gs_pol_knobs[k].name, ki->name),
+			      "%s: policy table %s %u..%u", ki->name, gs_pol_knobs[k].name,
+			      gs_pol_knobs[k].min, gs_pol_knobs[k].max);
 			CHECK((gs_pol_check_params(&p) == 0) == want_ok,
 			      "%s = %llu: policy says %d, knobs table says %s",
 			      ki->name, (unsigned long long)us,
@@ -345,8 +352,8 @@ static void test_command_line_params(void)
 	CHECK(!gs_client_param_parse("cap", "0", &p, msg, sizeof(msg)) &&
 	      p.cap_pct == 0, "cap 0 is none");
 	CHECK(!gs_client_param_parse("class", "latency", &p, msg, sizeof(msg)) &&
-	      p.class == 0, "class");
-	CHECK(p.mask == GPUSCHED_PARAM_ALL, "mask %#x", p.mask);
+	      p.sched_class == 0, "class");
+	CHECK(p.mask == GS_PARAM_MASK, "mask %#x", p.mask);
 	CHECK(gs_client_param_parse("nice", "1", &p, msg, sizeof(msg)) &&
 	      strstr(msg, "unknown client parameter \"nice\""), "%s", msg);
 	CHECK(!gs_knob_parse("latency_pct", "90", &ks, msg, sizeof(msg)) &&
@@ -507,7 +514,7 @@ static void test_proc_self(void)
 	      "no rule matched this process");
 	CHECK(rname && !strcmp(rname, "me"), "rule %s", rname ? rname : "(none)");
 	CHECK(out.mask == (GPUSCHED_PARAM_WEIGHT | GPUSCHED_PARAM_CLASS) &&
-	      out.weight == 3 && out.class == GPUSCHED_CLASS_BATCH, "params");
+	      out.weight == 3 && out.sched_class == GPUSCHED_CLASS_BATCH, "params");
 	/* A pid with no process: only uid/gid keys can match. */
 	CHECK(gs_rules_classify(pol, 0x3fffffff, getuid() + 1, 0, &out, &rname) == 1 &&
 	      !strcmp(rname, "wrong-user"), "gone process, by uid");

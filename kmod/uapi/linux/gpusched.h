@@ -17,30 +17,55 @@
  * max_gpus. Closing the file, including by process death, releases the
  * token if held and removes the client.
  *
+ * ABI version 2
+ * -------------
+ * GPUSCHED_ABI_VERSION is reported by GET_INFO (@abi_version) and on the
+ * status page (@version is GPUSCHED_STATUS_VERSION). Version 2 changed the
+ * sizes of the ioctl structs, and so the ioctl numbers: a client built for
+ * version 1 gets ENOTTY and must be rebuilt. Version 1 was never declared
+ * stable, so there is no compatibility path. Optional behaviour within a
+ * version is announced by feature bits (enum gpusched_features) in GET_INFO
+ * (@features) and on the status page (@features), never by a field being
+ * 0 "on an older module".
+ *
+ * The ioctl magic is 0xE7 (GPUSCHED_IOC_MAGIC), numbers 0x00-0x05. It is
+ * to be registered in the kernel's
+ * Documentation/userspace-api/ioctl/ioctl-number.rst when the module is
+ * submitted. _IOW/_IOR encode each struct's size and direction as well,
+ * so an ioctl meant for another device that reaches this one is refused
+ * with ENOTTY unless magic, number, size and direction all match.
+ *
  * ioctls (all return 0 or -1 with errno; every struct is copied in or out at
  * exactly its size, and reserved fields and unknown flag bits must be zero:
- * unknown flag bits give EOPNOTSUPP, non-zero reserved fields EINVAL)
+ * unknown flag bits give EOPNOTSUPP, non-zero reserved fields EINVAL; every
+ * struct keeps reserved room for later fields)
  *
  * GPUSCHED_IOC_ATTACH (struct gpusched_attach, in)
  *	Attach this client to the GPU with @uuid. EBUSY if already attached,
  *	ENOSPC if max_gpus tokens exist and @uuid is new.
  *
  * GPUSCHED_IOC_ACQUIRE (struct gpusched_acquire, in)
- *	Wait until the policy grants this client the token. Interruptible
- *	(EINTR; the call is not restarted so that a caller's timeout stays
- *	exact). With GPUSCHED_ACQUIRE_TIMEOUT, wait at most @timeout_ns
- *	(ETIMEDOUT). With GPUSCHED_ACQUIRE_NONBLOCK, do not wait (EAGAIN).
- *	EALREADY if the client holds the token, ENOTCONN before ATTACH.
- *	If the client was holding and asked to yield, use YIELD instead.
- *	With GPUSCHED_ACQUIRE_DUE, the caller asks ahead of its need: its
- *	work comes @due_us microseconds from the call. The holder asked to
- *	yield for it sees when on its status page (@yield_due_ns) and may
- *	leave the work that ends by then running (modules older than this
- *	flag give EOPNOTSUPP). Without the flag @due_us must be 0.
+ *	Wait until the policy grants this client the token. A signal ends
+ *	the wait (EINTR when a handler ran; the call is restarted after a
+ *	stop, ptrace or the freezer, and a timed wait then waits only for
+ *	what is left of @timeout_ns). With GPUSCHED_ACQUIRE_TIMEOUT, wait at
+ *	most @timeout_ns (ETIMEDOUT); without it @timeout_ns must be 0. With
+ *	GPUSCHED_ACQUIRE_NONBLOCK, do not wait (EAGAIN); it excludes
+ *	GPUSCHED_ACQUIRE_TIMEOUT (EINVAL). EALREADY if the client holds the
+ *	token, ENOTCONN before ATTACH, EBUSY if another thread of the same
+ *	file waits already. If the client was holding and asked to yield,
+ *	use YIELD instead.
+ *	With GPUSCHED_ACQUIRE_DUE (GPUSCHED_FEAT_DUE), the caller asks ahead
+ *	of its need: its work comes @due_us microseconds from the call. The
+ *	holder asked to yield for it sees when on its status page
+ *	(@yield_due_ns) and may leave the work that ends by then running.
+ *	Without the flag @due_us must be 0.
+ *	@gpu_ns (GPUSCHED_FEAT_GPU_TIME): see "GPU time" below.
  *
  * GPUSCHED_IOC_RELEASE (struct gpusched_release, in)
- *	Give the token back. The held time is charged to the client. EPERM
- *	if the client does not hold the token (it may have been revoked).
+ *	Give the token back. The grant is charged to the client (see "GPU
+ *	time"). EPERM if the client does not hold the token (it may have been
+ *	revoked); a @gpu_ns report is still taken then.
  *
  * GPUSCHED_IOC_YIELD (struct gpusched_acquire, in)
  *	RELEASE if holding, then ACQUIRE, as one step: the client is queued
@@ -55,17 +80,41 @@
  *	EINVAL for a value out of range.
  *
  * GPUSCHED_IOC_GET_INFO (struct gpusched_client_info, out)
- *	The caller's own accounting and parameters.
+ *	The caller's own accounting and parameters, the service's
+ *	@abi_version and @features.
+ *
+ * GPU time
+ * --------
+ * A token cannot stop work that the holder queued: a client that hands the
+ * token over early may leave kernels running on the GPU. So the client
+ * reports, in @gpu_ns of ACQUIRE, YIELD and RELEASE, the GPU time of its
+ * own work that completed since its previous report, measured on the GPU's
+ * clock (e.g. cuEventElapsedTime between events it recorded itself); 0 is
+ * nothing to report. Each grant is charged the larger of the time it held
+ * the token and the GPU time reported for it. A report belongs to the
+ * client's current grant, or to its last one when it holds none (it is
+ * taken before an ACQUIRE or YIELD waits). A report is taken by every call
+ * that gets past the argument checks (any result but EFAULT, EINVAL,
+ * EOPNOTSUPP, ENOTCONN). Reports only ever raise the reporter's own charge,
+ * so a client that reports too much only lowers its own share, and one that
+ * reports too little is still charged the time it held the token. Each
+ * report is clamped to 2^40 ns.
  *
  * Status page
  * -----------
  * mmap(NULL, GPUSCHED_STATUS_SIZE, PROT_READ, MAP_SHARED, fd,
  *      GPUSCHED_STATUS_OFFSET) maps struct gpusched_status, which the token
- * service keeps current. It is read-only: a writable mapping gives EPERM, any
- * other length or offset EINVAL. It is not inherited across fork(). Read
- * @flags with an acquire load: while GPUSCHED_ST_HOLDING is set and
- * GPUSCHED_ST_YIELD is not, the client may launch without a system call.
- * Times are CLOCK_MONOTONIC nanoseconds.
+ * service keeps current. It is read-only: a writable mapping gives EPERM, a
+ * private one (MAP_PRIVATE) EINVAL, any other length or offset EINVAL. It is
+ * not inherited across fork(). The mapping does not keep the client: close()
+ * of the file releases the token even while the page is mapped, and the
+ * page then keeps its last contents. Read @flags with an acquire load: while
+ * GPUSCHED_ST_HOLDING is set and GPUSCHED_ST_YIELD is not, the client may
+ * launch without a system call. @seq is a sequence count: the service makes
+ * it odd before it changes any field and even again after, so a reader that
+ * needs several fields consistent reads @seq (acquire), the fields, then
+ * @seq again (after an acquire fence), and retries while it was odd or
+ * changed. Times are CLOCK_MONOTONIC nanoseconds.
  *
  * Generic netlink family "gpusched"
  * ---------------------------------
@@ -78,8 +127,15 @@
  *
  * GPUSCHED_CMD_GET_GPU (dump, or do with GPUSCHED_A_GPU_INDEX)
  *	Reply per GPU: GPUSCHED_A_GPU_* : INDEX, UUID, the knobs (TIMESLICE_US,
- *	GRACE_US, MIN_GRANT_US, STARVE_US, WINDOW_US, LATENCY_PCT) and the
- *	state (NR_CLIENTS, NR_WAITING, HOLDER_PID, GRANTS, OVERRUNS, HELD_NS).
+ *	GRACE_US, MIN_GRANT_US, STARVE_US, WINDOW_US, LATENCY_PCT,
+ *	LATENCY_QUEUE_US, HANDOVER_US) and the state (NR_CLIENTS, NR_WAITING,
+ *	HOLDER_PID, GRANTS, OVERRUNS, HELD_NS).
+ *
+ *	LATENCY_QUEUE_US and HANDOVER_US are what the service promises a
+ *	latency-class client, and every client sees them on its status page
+ *	(@latency_queue_ns, @handover_ns): while a latency-class client is
+ *	attached, a holder keeps at most LATENCY_QUEUE_US of GPU time queued;
+ *	a holder that yields may leave at most HANDOVER_US of work running.
  *
  * GPUSCHED_CMD_SET_GPU (do, admin)
  *	GPUSCHED_A_GPU_INDEX (required) and any knobs; all are validated
@@ -87,13 +143,12 @@
  *
  * GPUSCHED_CMD_GET_CLIENT (dump; optional GPUSCHED_A_CLIENT_GPU filter)
  *	Reply per client: GPUSCHED_A_CLIENT_* : GPU, ID (unique for the life
- *	of the module, never 0), PID, COMM, UID, GID, CGROUP_ID, WEIGHT,
- *	CLASS, CAP_PCT, STATE, HELD_NS, GRANTS, WAIT_NS_TOTAL, WAIT_NS_MAX,
- *	OVERRUNS, YIELDS, POLICY_SET, POLICY_LOWERED. Large dumps span
- *	several messages.
+ *	of the module, never 0), PID (0 once the opener has exited), COMM,
+ *	UID, GID, CGROUP_ID, WEIGHT, CLASS, CAP_PCT, STATE, HELD_NS, GRANTS,
+ *	WAIT_NS_TOTAL, WAIT_NS_MAX, OVERRUNS, YIELDS, POLICY_SET,
+ *	POLICY_LOWERED. Large dumps span several messages.
  *
- *	POLICY_SET and POLICY_LOWERED (since the module of 2026-11-30; an
- *	older one does not send them) are masks of GPUSCHED_PARAM_* that say
+ *	POLICY_SET and POLICY_LOWERED are masks of GPUSCHED_PARAM_* that say
  *	where the client's values came from, so that a policy daemon that
  *	starts again can take back what its predecessor gave:
  *	POLICY_SET: the value a SET_CLIENT marked as the policy's, unchanged
@@ -117,12 +172,9 @@
  *
  * User-space arbiter
  * ------------------
- * gpuschedd --arbiter serves the same clients on a SOCK_SEQPACKET Unix socket
- * (default GPUSCHED_ARBITER_SOCKET). Each request is one struct
- * gpusched_wire_req carrying an ioctl number and its struct; each reply one
- * struct gpusched_wire_rep with 0 or a negative errno and the output struct.
- * The reply to ATTACH carries a memfd holding the status page (SCM_RIGHTS).
- * A closed connection is a closed file.
+ * gpuschedd --arbiter serves the same ioctls, structs and status page on a
+ * Unix socket. Its wire format and socket path are not kernel ABI: they are
+ * in include/gpusched/arbiter_wire.h of the gpusched sources.
  */
 #ifndef _UAPI_LINUX_GPUSCHED_H
 #define _UAPI_LINUX_GPUSCHED_H
@@ -130,10 +182,15 @@
 #include <linux/types.h>
 #include <linux/ioctl.h>
 
-#define GPUSCHED_ABI_VERSION	1
+#define GPUSCHED_ABI_VERSION	2
 #define GPUSCHED_DEVICE_PATH	"/dev/gpusched"
-#define GPUSCHED_ARBITER_SOCKET	"/run/gpusched/arbiter.sock"
 #define GPUSCHED_UUID_LEN	16
+
+/* What a service of this ABI version can do beyond the version's base. */
+enum gpusched_features {
+	GPUSCHED_FEAT_DUE = 1U << 0,	/* GPUSCHED_ACQUIRE_DUE, yield_due_ns */
+	GPUSCHED_FEAT_GPU_TIME = 1U << 1,	/* @gpu_ns reports are charged */
+};
 
 enum gpusched_class {
 	GPUSCHED_CLASS_LATENCY = 0,	/* preempts at the next launch, bounded */
@@ -152,40 +209,46 @@ enum gpusched_class {
 struct gpusched_attach {
 	__u8 uuid[GPUSCHED_UUID_LEN];
 	__u32 flags;			/* none defined: must be 0 */
-	__u32 reserved;
+	__u32 reserved0;
+	__u64 reserved[2];
 };
 
+/*
+ * Flag and mask sets grow: a service refuses bits it does not know
+ * (EOPNOTSUPP), so no "all bits" mask is part of the ABI.
+ */
 enum gpusched_acquire_flags {
 	GPUSCHED_ACQUIRE_NONBLOCK = 1U << 0,
 	GPUSCHED_ACQUIRE_TIMEOUT = 1U << 1,
 	GPUSCHED_ACQUIRE_DUE = 1U << 2,
-	GPUSCHED_ACQUIRE_ALL = GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT |
-			       GPUSCHED_ACQUIRE_DUE,
 };
 
+/* ACQUIRE and YIELD */
 struct gpusched_acquire {
 	__u64 timeout_ns;		/* relative; with GPUSCHED_ACQUIRE_TIMEOUT */
 	__u32 flags;			/* enum gpusched_acquire_flags */
 	__u32 due_us;			/* relative; with GPUSCHED_ACQUIRE_DUE */
+	__u64 gpu_ns;			/* GPU time since the last report; 0: none */
+	__u64 reserved[2];
 };
 
 struct gpusched_release {
 	__u32 flags;			/* none defined: must be 0 */
-	__u32 reserved;
+	__u32 reserved0;
+	__u64 gpu_ns;			/* GPU time since the last report; 0: none */
+	__u64 reserved[2];
 };
 
 enum gpusched_params_mask {
 	GPUSCHED_PARAM_WEIGHT = 1U << 0,
 	GPUSCHED_PARAM_CLASS = 1U << 1,
 	GPUSCHED_PARAM_CAP = 1U << 2,
-	GPUSCHED_PARAM_ALL = GPUSCHED_PARAM_WEIGHT | GPUSCHED_PARAM_CLASS |
-			     GPUSCHED_PARAM_CAP,
 };
 
 struct gpusched_params {
 	__u32 mask;			/* enum gpusched_params_mask */
 	__u32 weight;			/* GPUSCHED_WEIGHT_MIN..MAX */
-	__u32 class;			/* enum gpusched_class */
+	__u32 sched_class;		/* enum gpusched_class */
 	__u32 cap_pct;			/* 1..100, or GPUSCHED_CAP_NONE */
 	__u64 reserved[2];
 };
@@ -202,15 +265,19 @@ struct gpusched_client_info {
 	__u32 state;			/* enum gpusched_client_state */
 	__u8 uuid[GPUSCHED_UUID_LEN];
 	__u32 weight;
-	__u32 class;
+	__u32 sched_class;		/* enum gpusched_class */
 	__u32 cap_pct;
 	__u32 gpu_index;		/* the GPU's sysfs directory gpu<N> */
-	__u64 held_ns;			/* token time charged, all grants */
+	/* time charged, all grants: per grant, max(held, GPU time reported) */
+	__u64 held_ns;
 	__u64 grants;
 	__u64 wait_ns_total;
 	__u64 wait_ns_max;
 	__u64 overruns;			/* grants revoked after the grace time */
 	__u64 yields;			/* yield requests received */
+	__u32 abi_version;		/* GPUSCHED_ABI_VERSION of the service */
+	__u32 features;			/* enum gpusched_features */
+	__u64 gpu_ns;			/* GPU time reported, all grants */
 	__u64 reserved[4];
 };
 
@@ -221,7 +288,7 @@ enum gpusched_status_flags {
 	GPUSCHED_ST_REVOKED = 1U << 3,	/* the last grant was revoked */
 };
 
-#define GPUSCHED_STATUS_VERSION	1
+#define GPUSCHED_STATUS_VERSION	2
 #define GPUSCHED_STATUS_SIZE	4096
 #define GPUSCHED_STATUS_OFFSET	0
 
@@ -229,7 +296,7 @@ struct gpusched_status {
 	__u32 version;			/* GPUSCHED_STATUS_VERSION */
 	__u32 size;			/* sizeof(struct gpusched_status) */
 	__u32 flags;			/* enum gpusched_status_flags */
-	__u32 seq;			/* bumped after every change */
+	__u32 seq;			/* sequence count: odd while changing */
 	__u64 grant_gen;		/* number of this client's current grant */
 	__u64 slice_end_ns;		/* CLOCK_MONOTONIC end of the slice */
 	__u64 grace_ns;			/* time allowed to release once asked */
@@ -243,32 +310,39 @@ struct gpusched_status {
 	__u64 overruns;
 	/*
 	 * Latency-class clients attached (current where nr_clients is): a
-	 * holder keeps less work queued while one may need the GPU at once.
-	 * 0 from modules older than this field (it was reserved).
+	 * holder keeps at most @latency_queue_ns queued while one is.
 	 */
 	__u32 nr_latency;
 	/*
 	 * This client's class (enum gpusched_class) plus one, as it or an
-	 * administrator (the policy daemon's rules) last set it; 0 from
-	 * modules older than this field (it was reserved). A library learns
-	 * from it a class it was not started with.
+	 * administrator (the policy daemon's rules) last set it; 0 only
+	 * before ATTACH. A library learns from it a class it was not started
+	 * with.
 	 */
 	__u32 class_plus_one;
 	/*
 	 * CLOCK_MONOTONIC time at which this holder was asked to yield,
-	 * while YIELD is set; 0 otherwise, and from modules older than this
-	 * field (it was reserved). The holder learns from it when, not just
-	 * that, a waiter came: a latency-class client's period.
+	 * while YIELD is set; 0 otherwise. The holder learns from it when,
+	 * not just that, a waiter came: a latency-class client's period.
 	 */
 	__u64 yield_ns;
 	/*
 	 * While YIELD is set: when the waiters need the GPU, where every one
-	 * of them said so (GPUSCHED_ACQUIRE_DUE); 0 when one needs it now,
-	 * otherwise, and from modules older than this field (it was
-	 * reserved). Work of the holder's that ends by then delays nobody.
+	 * of them said so (GPUSCHED_ACQUIRE_DUE); 0 when one needs it now, and
+	 * otherwise. Work of the holder's that ends by then delays nobody.
 	 */
 	__u64 yield_due_ns;
-	__u64 reserved[5];
+	__u32 features;			/* enum gpusched_features */
+	__u32 reserved0;
+	/*
+	 * The GPU's promises to latency-class clients (its knobs
+	 * latency_queue_us and handover_us): GPU time a holder keeps queued
+	 * at most while a latency-class client is attached, and work a
+	 * holder may leave running when it yields.
+	 */
+	__u64 latency_queue_ns;
+	__u64 handover_ns;
+	__u64 reserved[8];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7
@@ -279,22 +353,6 @@ struct gpusched_status {
 #define GPUSCHED_IOC_YIELD	_IOW(GPUSCHED_IOC_MAGIC, 0x03, struct gpusched_acquire)
 #define GPUSCHED_IOC_SET_PARAMS	_IOW(GPUSCHED_IOC_MAGIC, 0x04, struct gpusched_params)
 #define GPUSCHED_IOC_GET_INFO	_IOR(GPUSCHED_IOC_MAGIC, 0x05, struct gpusched_client_info)
-
-/* The arbiter's wire format: one message each way per call. */
-#define GPUSCHED_WIRE_MAGIC	0x47505553U	/* "GPUS" */
-#define GPUSCHED_WIRE_MAX	128
-
-struct gpusched_wire_req {
-	__u32 magic;			/* GPUSCHED_WIRE_MAGIC */
-	__u32 cmd;			/* a GPUSCHED_IOC_* number */
-	__u8 arg[GPUSCHED_WIRE_MAX];	/* the ioctl's struct, _IOC_SIZE(cmd) bytes */
-};
-
-struct gpusched_wire_rep {
-	__u32 magic;
-	__s32 ret;			/* 0 or -errno */
-	__u8 arg[GPUSCHED_WIRE_MAX];	/* output struct for _IOR commands */
-};
 
 /* Generic netlink family; Documentation/netlink/specs/gpusched.yaml. */
 #define GPUSCHED_GENL_NAME		"gpusched"
@@ -332,6 +390,8 @@ enum gpusched_gpu_attrs {
 	GPUSCHED_A_GPU_GRANTS,		/* u64 */
 	GPUSCHED_A_GPU_OVERRUNS,	/* u64 */
 	GPUSCHED_A_GPU_HELD_NS,		/* u64 */
+	GPUSCHED_A_GPU_LATENCY_QUEUE_US,	/* u32 */
+	GPUSCHED_A_GPU_HANDOVER_US,	/* u32 */
 	__GPUSCHED_A_GPU_MAX
 };
 

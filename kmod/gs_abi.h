@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * What this implementation of the uapi header knows, for both token
+ * services, the daemon and the tests. Private, not ABI: a service refuses
+ * bits it does not know (EOPNOTSUPP), so a client must not compile in the
+ * set of bits its copy of the header had.
+ */
+#ifndef GS_ABI_H
+#define GS_ABI_H
+
+#include <linux/gpusched.h>
+
+#define GS_ACQUIRE_FLAGS	(GPUSCHED_ACQUIRE_NONBLOCK | GPUSCHED_ACQUIRE_TIMEOUT | \
+				 GPUSCHED_ACQUIRE_DUE)
+#define GS_PARAM_MASK		(GPUSCHED_PARAM_WEIGHT | GPUSCHED_PARAM_CLASS | \
+				 GPUSCHED_PARAM_CAP)
+/* What both token services (module and arbiter) report. */
+#define GS_FEATURES		(GPUSCHED_FEAT_DUE | GPUSCHED_FEAT_GPU_TIME)
+
+#endif /* GS_ABI_H */
