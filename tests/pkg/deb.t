@@ -44,6 +44,7 @@ fi
 for p in $PKGS; do
 	check "built $p" ls "$T/${p}_$VERSION"_*.deb
 done
+check "and nothing else: $(cd "$T" && echo *.deb)" test "$(ls "$T"/*.deb | wc -l)" = 4
 
 lintian --fail-on error --tag-display-limit 0 "$T"/*.changes >"$T/lintian.log" 2>&1
 check "lintian: no errors ($(grep -c '^E:' "$T/lintian.log") E, $(grep -c '^W:' "$T/lintian.log") W)" \
