@@ -64,6 +64,7 @@ struct arb_dev {
 	unsigned char uuid[GPUSCHED_UUID_LEN];
 	unsigned int index;
 	struct gs_pol_dev pol;
+	bool knobs_set;			/* by gpuschedctl: kept when unused */
 	/* Its clients in attach order, which is id order (dumps resume by id). */
 	struct arb_client *first, *last;
 };
@@ -456,29 +457,57 @@ static int policy_load(bool reload)
 	return 0;
 }
 
+/*
+ * A token that a new UUID may take the place of: no client, and no knob
+ * set by gpuschedctl (the policy file's are applied again if its UUID
+ * comes back). As the module does: made-up UUIDs cannot keep GPUs out.
+ */
+static struct arb_dev *dev_unused(void)
+{
+	struct arb_dev *d;
+
+	for (d = A.devs; d; d = d->next)
+		if (!d->pol.nr_clients && !d->knobs_set)
+			return d;
+	return NULL;
+}
+
 static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
 {
-	struct arb_dev *d, **tail = &A.devs;
+	struct arb_dev *d, **pos;
+	unsigned int index = 0;
 
-	for (d = A.devs; d; d = d->next) {
+	for (d = A.devs; d; d = d->next)
 		if (!memcmp(d->uuid, uuid, GPUSCHED_UUID_LEN))
 			return d;
-		tail = &d->next;
-	}
 	if (A.nr_devs >= A.o->max_gpus) {
-		*err = -ENOSPC;
-		return NULL;
+		struct arb_dev *old = dev_unused();
+
+		if (!old) {
+			*err = -ENOSPC;
+			return NULL;
+		}
+		for (pos = &A.devs; *pos != old; pos = &(*pos)->next)
+			;
+		*pos = old->next;
+		A.nr_devs--;
+		free(old);
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		*err = -ENOMEM;
 		return NULL;
 	}
+	/* The lowest index free, keeping the list in index order. */
+	for (pos = &A.devs; *pos && (*pos)->index == index; pos = &(*pos)->next)
+		index++;
 	memcpy(d->uuid, uuid, GPUSCHED_UUID_LEN);
-	d->index = A.nr_devs++;
+	d->index = index;
+	A.nr_devs++;
 	gs_pol_dev_init(&d->pol, &A.o->params, now_ns());
 	dev_apply_policy(d);
-	*tail = d;
+	d->next = *pos;
+	*pos = d;
 	return d;
 }
 
@@ -1053,6 +1082,7 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 	now = now_ns();
 	if (gs_pol_set_dev_params(&d->pol, &p, now, &fx))
 		return -EINVAL;
+	d->knobs_set = true;
 	apply(d, &fx, now);
 	for (struct arb_client *c = d->first; c; c = c->dnext)
 		status_sync(c, now);	/* the grace time is on every page */
