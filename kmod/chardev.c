@@ -223,12 +223,21 @@ static struct miscdevice gs_misc = {
 	.fops = &gs_fops,
 };
 
+/**
+ * gs_chardev_init() - register /dev/gpusched
+ * @mode: its permissions (module parameter dev_mode)
+ *
+ * Return: 0 or what misc_register() returned.
+ */
 int gs_chardev_init(umode_t mode)
 {
 	gs_misc.mode = mode;
 	return misc_register(&gs_misc);
 }
 
+/**
+ * gs_chardev_exit() - unregister /dev/gpusched (no file is open then)
+ */
 void gs_chardev_exit(void)
 {
 	misc_deregister(&gs_misc);

@@ -410,7 +410,11 @@ static size_t gs_client_msg_size(void)
 	       nla_total_size(TASK_COMM_LEN);		/* comm */
 }
 
-/*
+/**
+ * gs_netlink_event() - multicast a client event to the "events" group
+ * @cmd: GPUSCHED_CMD_EV_ATTACH, _EV_DETACH or _EV_OVERRUN
+ * @s: the client, as gs_client_snap() copied it
+ *
  * Called in process context, outside the GPUs' locks (overruns from a
  * work item). An event that cannot be built is not dropped silently: the
  * listeners get ENOBUFS, as when their socket overflows, and know to
@@ -438,6 +442,11 @@ lost:
 	genl_set_err(&gs_family, &init_net, 0, GS_MCGRP_EVENTS, -ENOBUFS);
 }
 
+/**
+ * gs_netlink_init() - register the generic netlink family "gpusched"
+ *
+ * Return: 0 or what genl_register_family() returned.
+ */
 int gs_netlink_init(void)
 {
 	int i;
@@ -449,6 +458,9 @@ int gs_netlink_init(void)
 	return genl_register_family(&gs_family);
 }
 
+/**
+ * gs_netlink_exit() - unregister the family; no request runs after it
+ */
 void gs_netlink_exit(void)
 {
 	genl_unregister_family(&gs_family);

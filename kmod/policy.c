@@ -127,6 +127,10 @@ void gs_pol_knob_set(struct gs_pol_params *p, const struct gs_pol_knob *k,
 		*(u64 *)field = (u64)v * k->scale;
 }
 
+/**
+ * gs_pol_default_params() - the knobs' defaults (the knob table's)
+ * @p: filled in
+ */
 void gs_pol_default_params(struct gs_pol_params *p)
 {
 	int i;
@@ -136,6 +140,12 @@ void gs_pol_default_params(struct gs_pol_params *p)
 		gs_pol_knob_set(p, &gs_pol_knobs[i], gs_pol_knobs[i].def);
 }
 
+/**
+ * gs_pol_check_params() - are the knobs all within their ranges?
+ * @p: the knobs
+ *
+ * Return: 0 or -EINVAL.
+ */
 int gs_pol_check_params(const struct gs_pol_params *p)
 {
 	int i;
@@ -515,6 +525,12 @@ static void update(struct gs_pol_dev *d, u64 now,
 		c->yield_due = c->yield_requested ? waiters_due(d) : 0;
 }
 
+/**
+ * gs_pol_dev_init() - a token with no client
+ * @d: the device
+ * @p: its knobs, already checked
+ * @now: the time
+ */
 void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
 		     u64 now)
 {
@@ -524,6 +540,15 @@ void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
 	bucket_fill(&d->latency, p->latency_pct, p->window_ns, now);
 }
 
+/**
+ * gs_pol_set_dev_params() - new knobs, all at once or none
+ * @d: the device
+ * @p: the knobs
+ * @now: the time
+ * @fx: what changed (a standing yield request may be withdrawn)
+ *
+ * Return: 0 or -EINVAL (nothing changes).
+ */
 int gs_pol_set_dev_params(struct gs_pol_dev *d, const struct gs_pol_params *p,
 			  u64 now, struct gs_pol_effects *fx)
 {
@@ -539,6 +564,12 @@ int gs_pol_set_dev_params(struct gs_pol_dev *d, const struct gs_pol_params *p,
 	return 0;
 }
 
+/**
+ * gs_pol_client_init() - a new, idle client of default weight and class
+ * @d: the device
+ * @c: the client
+ * @now: the time
+ */
 void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 			u64 now)
 {
@@ -593,6 +624,13 @@ void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
 	update(d, now, fx);
 }
 
+/**
+ * gs_pol_client_exit() - remove a client: release or stop waiting first
+ * @d: the device
+ * @c: the client, which @fx no longer names afterwards
+ * @now: the time
+ * @fx: what changed
+ */
 void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 			u64 now, struct gs_pol_effects *fx)
 {
@@ -615,6 +653,14 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 		fx->released = NULL;
 }
 
+/**
+ * gs_pol_check_client_params() - are a client's parameters in range?
+ * @weight: GPUSCHED_WEIGHT_MIN..MAX
+ * @sched_class: enum gpusched_class
+ * @cap_pct: 1..100 or GPUSCHED_CAP_NONE
+ *
+ * Return: 0 or -EINVAL.
+ */
 int gs_pol_check_client_params(u32 weight, u32 sched_class,
 			       u32 cap_pct)
 {
@@ -628,6 +674,16 @@ int gs_pol_check_client_params(u32 weight, u32 sched_class,
 }
 
 /* Does the change only lower @c's share (what anyone may do to itself)? */
+/**
+ * gs_pol_lowers() - does a change only lower @c's share, as nice(2) allows?
+ * @c: the client
+ * @weight: the new weight
+ * @sched_class: the new class
+ * @cap_pct: the new cap
+ *
+ * Return: true for a weight no larger, a class no better and a cap no
+ * larger (none counts as 100).
+ */
 bool gs_pol_lowers(const struct gs_pol_client *c, u32 weight,
 		   u32 sched_class, u32 cap_pct)
 {
@@ -637,6 +693,20 @@ bool gs_pol_lowers(const struct gs_pol_client *c, u32 weight,
 	return weight <= c->weight && sched_class >= c->sched_class && new_cap <= old_cap;
 }
 
+/**
+ * gs_pol_set_client_params() - set a client's weight, class and cap
+ * @d: the device
+ * @c: the client
+ * @weight: the weight
+ * @sched_class: the class
+ * @cap_pct: the cap
+ * @now: the time
+ * @fx: what changed
+ *
+ * A lower class or a new cap applies to a running grant at once.
+ *
+ * Return: 0 or -EINVAL (nothing changes).
+ */
 int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 			     u32 weight, u32 sched_class, u32 cap_pct,
 			     u64 now, struct gs_pol_effects *fx)
@@ -678,6 +748,17 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 	return 0;
 }
 
+/**
+ * gs_pol_set_params_masked() - SET_PARAMS: the fields of @p->mask
+ * @d: the device
+ * @c: the client
+ * @p: the request
+ * @priv: may raise the share (CAP_SYS_NICE, or root for the arbiter)
+ * @now: the time
+ * @fx: what changed
+ *
+ * Return: 0, -EINVAL or -EPERM; nothing changes on an error.
+ */
 int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
 			     const struct gpusched_params *p, bool priv,
 			     u64 now, struct gs_pol_effects *fx)
@@ -694,6 +775,13 @@ int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
 	return gs_pol_set_client_params(d, c, weight, sched_class, cap, now, fx);
 }
 
+/**
+ * gs_pol_wait() - an idle client starts waiting (and may be granted)
+ * @d: the device
+ * @c: the client; nothing happens unless it is idle
+ * @now: the time
+ * @fx: what changed
+ */
 void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
 		 struct gs_pol_effects *fx)
 {
@@ -707,6 +795,13 @@ void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
 	update(d, now, fx);
 }
 
+/**
+ * gs_pol_cancel_wait() - a waiting client stops waiting
+ * @d: the device
+ * @c: the client; nothing happens unless it waits
+ * @now: the time
+ * @fx: what changed (a yield it justified is withdrawn)
+ */
 void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 			u64 now, struct gs_pol_effects *fx)
 {
@@ -759,6 +854,21 @@ int gs_pol_check_release(const struct gpusched_release *r)
 	return 0;
 }
 
+/**
+ * gs_pol_acquire() - ACQUIRE, or YIELD, as both token services run it
+ * @d: the device
+ * @c: the client
+ * @yield: YIELD: release first if holding
+ * @nonblock: GPUSCHED_ACQUIRE_NONBLOCK
+ * @due: when @c needs the GPU (GPUSCHED_ACQUIRE_DUE); 0: now
+ * @gpu_ns: GPU time reported, taken before the wait (gs_pol_report_gpu())
+ * @now: the time
+ * @apply: told each step's effects before the next step
+ * @arg: @apply's argument
+ *
+ * Return: 0 with @c holding or waiting, -EALREADY (holding), -EBUSY
+ * (waiting already) or -EAGAIN (@nonblock and not granted at once).
+ */
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 		   bool nonblock, u64 due, u64 gpu_ns, u64 now,
 		   gs_pol_apply_fn *apply, void *arg)
@@ -791,6 +901,15 @@ int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 	return err;
 }
 
+/**
+ * gs_pol_release() - RELEASE: end @c's grant and charge it
+ * @d: the device
+ * @c: the client
+ * @now: the time
+ * @fx: what changed (the next waiter may be granted)
+ *
+ * Return: 0, or -EPERM if @c does not hold the token.
+ */
 int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
 		   u64 now, struct gs_pol_effects *fx)
 {
@@ -802,6 +921,12 @@ int gs_pol_release(struct gs_pol_dev *d, struct gs_pol_client *c,
 	return 0;
 }
 
+/**
+ * gs_pol_tick() - act on what fell due: slice ends, grace ends, refills
+ * @d: the device
+ * @now: the time, at or after gs_pol_next_event()
+ * @fx: what changed
+ */
 void gs_pol_tick(struct gs_pol_dev *d, u64 now, struct gs_pol_effects *fx)
 {
 	update(d, now, fx);
@@ -825,10 +950,16 @@ static bool overdue(const struct gs_pol_dev *d, u64 now)
 	return next && (rank < h->rank || now >= h->slice_end);
 }
 
-/*
- * The earliest time after @now at which update() could decide differently
- * without any call in between, or GS_POL_NEVER. Callers arm a timer for it.
- * An event already due (no call acted on it yet) is due at @now + 1.
+/**
+ * gs_pol_next_event() - when the policy may next decide on its own
+ * @d: the device
+ * @now: the time
+ *
+ * Callers arm a timer for it. An event already due (no call acted on it
+ * yet) is due at @now + 1.
+ *
+ * Return: the earliest time after @now at which update() could decide
+ * differently without any call in between, or GS_POL_NEVER.
  */
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 {
@@ -873,6 +1004,12 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 	return t <= now ? now + 1 : t;
 }
 
+/**
+ * gs_pol_status_flags() - the status page's flags for @c
+ * @c: the client
+ *
+ * Return: GPUSCHED_ST_* bits.
+ */
 u32 gs_pol_status_flags(const struct gs_pol_client *c)
 {
 	u32 flags = GPUSCHED_ST_ATTACHED;
@@ -886,6 +1023,13 @@ u32 gs_pol_status_flags(const struct gs_pol_client *c)
 	return flags;
 }
 
+/**
+ * gs_pol_held_now() - time charged to @c, counting the running grant
+ * @c: the client
+ * @now: the time
+ *
+ * Return: nanoseconds: per grant, max(held, GPU time reported).
+ */
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now)
 {
 	return c->held_ns + running_charge(c, now);

@@ -138,7 +138,12 @@ static const struct kobj_type gs_gpu_ktype = {
 	.default_groups = gs_gpu_groups,
 };
 
-/* On failure @gpu has been freed. */
+/**
+ * gs_sysfs_add_gpu() - give a token its directory /sys/kernel/gpusched/gpu<N>
+ * @gpu: the token, whose life the kobject's reference count then rules
+ *
+ * Return: 0, or an error after which @gpu has been freed.
+ */
 int gs_sysfs_add_gpu(struct gs_gpu *gpu)
 {
 	int err;
@@ -150,12 +155,21 @@ int gs_sysfs_add_gpu(struct gs_gpu *gpu)
 	return err;
 }
 
+/**
+ * gs_sysfs_init() - create /sys/kernel/gpusched
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int gs_sysfs_init(void)
 {
 	gs_root = kobject_create_and_add("gpusched", kernel_kobj);
 	return gs_root ? 0 : -ENOMEM;
 }
 
+/**
+ * gs_sysfs_exit() - remove /sys/kernel/gpusched, after every token's
+ * directory
+ */
 void gs_sysfs_exit(void)
 {
 	kobject_put(gs_root);

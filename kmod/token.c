@@ -325,7 +325,12 @@ void gs_gpu_put(struct gs_gpu *gpu)
 	kobject_put(&gpu->kobj);
 }
 
-/* Called at module exit, when no file is open. */
+/**
+ * gs_gpus_exit() - free every token
+ *
+ * Called at module exit, when no file is open (no client exists) and the
+ * netlink family and the character device are gone.
+ */
 void gs_gpus_exit(void)
 {
 	struct gs_gpu *gpu, *tmp;
@@ -418,6 +423,14 @@ void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s)
 	spin_unlock_bh(&gpu->lock);
 }
 
+/**
+ * gs_client_init() - set up a client for a file being opened
+ * @c: zeroed client
+ *
+ * Allocates its status page and records who opened the file.
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int gs_client_init(struct gs_client *c)
 {
 	/* Charged to the opener's memory cgroup, as the client struct is. */
@@ -441,7 +454,13 @@ int gs_client_init(struct gs_client *c)
 	return 0;
 }
 
-/* Caller holds gpu->lock. */
+/**
+ * gs_client_snap() - copy a client's identity and accounting
+ * @gpu: its token, whose lock the caller holds
+ * @c: the client
+ * @s: filled in; s->pid is valid while @c is (or with a reference taken)
+ * @now: CLOCK_MONOTONIC time, for the running grant's held time
+ */
 void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 		    struct gs_client_snap *s, u64 now)
 {
@@ -474,13 +493,25 @@ void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 	s->yields = c->pol.yields;
 }
 
+/**
+ * gs_client_gpu() - the token a client attached to
+ * @c: the client
+ *
+ * Return: the token, or NULL before ATTACH. Valid while @c is attached.
+ */
 struct gs_gpu *gs_client_gpu(struct gs_client *c)
 {
 	/* Pairs with the release in gs_client_attach(). */
 	return smp_load_acquire(&c->gpu);
 }
 
-/* The file is being closed: no other call on @c runs now or later. */
+/**
+ * gs_client_exit() - remove a client whose file is being closed
+ * @c: the client; no other call on it runs now or later
+ *
+ * Releases the token if held, tells listeners (EV_DETACH, and an overrun
+ * not yet told) and frees the client's reference to its status page.
+ */
 void gs_client_exit(struct gs_client *c)
 {
 	struct gs_gpu *gpu = c->gpu;
@@ -511,6 +542,16 @@ void gs_client_exit(struct gs_client *c)
 	mutex_destroy(&c->attach_lock);
 }
 
+/**
+ * gs_client_attach() - ATTACH a client to the token of @uuid
+ * @c: the client
+ * @uuid: the GPU's UUID, not all zero
+ *
+ * Creates the token if it is new (reclaiming an unused one when max_gpus
+ * exist, see gs_gpu_get()).
+ *
+ * Return: 0, -EBUSY if attached already, -ENOSPC, -ENOMEM.
+ */
 int gs_client_attach(struct gs_client *c, const u8 *uuid)
 {
 	struct gs_client_snap snap;
@@ -726,9 +767,14 @@ static int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 	return err;
 }
 
-/*
- * SET_CLIENT: an administrator's change, the fields of @policy marked as
- * the policy daemon's. Caller holds gpu->lock.
+/**
+ * gs_client_admin_set_locked() - SET_CLIENT: an administrator's change
+ * @gpu: the client's token, whose lock the caller holds
+ * @c: the client
+ * @p: the fields of @p->mask to set
+ * @policy: which of them to mark as the policy daemon's (POLICY_SET)
+ *
+ * Return: 0 or -EINVAL (a value out of range; nothing changes).
  */
 int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 			       const struct gpusched_params *p, u32 policy)
@@ -742,6 +788,15 @@ int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 	return err;
 }
 
+/**
+ * gs_client_set_params() - SET_PARAMS: a client changes its own share
+ * @c: the client
+ * @p: the fields of @p->mask to set
+ *
+ * Without CAP_SYS_NICE only a change that lowers the share is allowed.
+ *
+ * Return: 0, -ENOTCONN, -EINVAL or -EPERM (nothing changes then).
+ */
 int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
@@ -768,6 +823,14 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 	return err;
 }
 
+/**
+ * gs_client_info() - GET_INFO: a client's own accounting and parameters
+ * @c: the client
+ * @info: filled in whole; the service's ABI version and features even
+ *        before ATTACH
+ *
+ * Return: 0.
+ */
 int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
