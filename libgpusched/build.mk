@@ -9,7 +9,8 @@ else
 gs_msg =
 endif
 
-LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c interpose.c period.c
+LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c period.c estimate.c \
+	hooks.c gate.c context.c inflight.c neighbour.c idle.c stats.c
 LIBGS_OBJS := $(patsubst %.c,$(B)/libgpusched/%.o,$(LIBGS_SRCS)) \
 	$(B)/libgpusched/dlsym.o
 LIBGS_SO := $(B)/libgpusched/libgpusched.so.1

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tune.h"
 
 static struct gs_config cfg;
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
@@ -123,13 +124,91 @@ static bool env_bool(const char *name)
 	return env_bool_def(name, false);
 }
 
+/*
+ * The internal constants (tune.h) that the tests may override, in
+ * GPUSCHED_TUNE=name=value,... (later entries win). Not for users: what
+ * they set is policy and deployment, above.
+ */
+static long t_idle_us = GS_IDLE_US, t_idle_wanted_us = -1, t_queue = GS_QUEUE,
+	t_queue_us = GS_QUEUE_US, t_queue_alone_us = GS_QUEUE_ALONE_US,
+	t_queue_latency_us = -1, t_handover_us = -1, t_spin_us = GS_SPIN_US,
+	t_latency_predict = 1, t_lead_us = -1, t_beside = 1;
+
+static const struct {
+	const char *name;
+	long *v;
+	long lo, hi;
+} tunables[] = {
+	{ "idle_us", &t_idle_us, 100, 10000000 },
+	{ "idle_wanted_us", &t_idle_wanted_us, 0, 10000000 },
+	{ "queue", &t_queue, 2, 1024 },
+	{ "queue_us", &t_queue_us, 100, 10000000 },
+	{ "queue_alone_us", &t_queue_alone_us, 50, 10000000 },
+	{ "queue_latency_us", &t_queue_latency_us, 50, 10000000 },
+	{ "handover_us", &t_handover_us, 0, 100000 },
+	{ "spin_us", &t_spin_us, 0, 10000 },
+	{ "latency_predict", &t_latency_predict, 0, 1 },
+	{ "lead_us", &t_lead_us, 0, 10000 },
+	{ "beside", &t_beside, 0, 1 },
+};
+
+static void tune_one(const char *s, size_t n)
+{
+	const char *eq = memchr(s, '=', n);
+	char *end;
+	long v;
+
+	for (size_t i = 0; eq && i < sizeof(tunables) / sizeof(tunables[0]); i++) {
+		if (strlen(tunables[i].name) != (size_t)(eq - s) ||
+		    memcmp(s, tunables[i].name, (size_t)(eq - s)))
+			continue;
+		errno = 0;
+		v = strtol(eq + 1, &end, 10);
+		if (!errno && end == s + n && end != eq + 1 &&
+		    v >= tunables[i].lo && v <= tunables[i].hi) {
+			*tunables[i].v = v;
+			return;
+		}
+		break;
+	}
+	gs_log("GPUSCHED_TUNE: ignoring \"%.*s\"", (int)n, s);
+}
+
+static void tune_read(void)
+{
+	const char *s = getenv("GPUSCHED_TUNE");
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		if (n)
+			tune_one(s, n);
+		s += n + (s[n] == ',');
+	}
+	cfg.idle_ns = 1000ull * (uint64_t)t_idle_us;
+	cfg.idle_wanted_ns = t_idle_wanted_us < 0 ? (uint64_t)-1 :
+			     1000ull * (uint64_t)t_idle_wanted_us;
+	cfg.queue = (unsigned int)t_queue;
+	cfg.queue_ns = 1000ull * (uint64_t)t_queue_us;
+	cfg.queue_alone_ns = 1000ull * (uint64_t)t_queue_alone_us;
+	cfg.queue_latency_ns = t_queue_latency_us < 0 ? 0 :
+			       1000ull * (uint64_t)t_queue_latency_us;
+	cfg.handover_set = t_handover_us >= 0;
+	cfg.handover_ns = 1000ull * (uint64_t)(t_handover_us < 0 ? GS_HANDOVER_US :
+					       t_handover_us);
+	cfg.spin_ns = 1000ull * (uint64_t)t_spin_us;
+	cfg.latency_predict = t_latency_predict;
+	cfg.lead_auto = t_lead_us < 0;
+	cfg.lead_ns = cfg.lead_auto ? 0 : 1000ull * (uint64_t)t_lead_us;
+	cfg.beside = t_beside;
+}
+
 static void config_read(void)
 {
 	static const char *const classes[] = { "latency", "normal", "batch" };
 	static const char *const fails[] = { "open", "closed" };
 	static const char *const backends[] = { "auto", "kmod", "arbiter" };
 	const char *s;
-	long lead;
 	bool mps;
 
 	/* GPUSCHED_DEBUG first: gs_debug() calls gs_config(). */
@@ -145,48 +224,7 @@ static void config_read(void)
 			    "open or closed");
 	cfg.backend = env_word("GPUSCHED_BACKEND", backends, 3,
 			       GS_BACKEND_AUTO, "auto, kmod or arbiter");
-	cfg.idle_ns = 1000ull * (uint64_t)env_long("GPUSCHED_IDLE_US", 100,
-						    10000000, 2000,
-						    " (microseconds)");
-	cfg.queue = (unsigned int)env_long("GPUSCHED_QUEUE", 2, 1024, 1024,
-					   " (launches)");
-	cfg.queue_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_US", 100,
-						     10000000, 10000,
-						     " (microseconds)");
-	cfg.queue_alone_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_ALONE_US",
-							   50, 10000000, 20000,
-							   " (microseconds)");
-	cfg.queue_latency_ns = 1000ull * (uint64_t)env_long("GPUSCHED_QUEUE_LATENCY_US",
-							     50, 10000000, 300,
-							     " (microseconds)");
-	cfg.handover_ns = 1000ull * (uint64_t)env_long("GPUSCHED_HANDOVER_US", 0,
-							100000, 600,
-							" (microseconds, 0 to drain fully)");
-	cfg.spin_ns = 1000ull * (uint64_t)env_long("GPUSCHED_SPIN_US", 0, 10000, 200,
-						    " (microseconds, 0 never to poll)");
-	cfg.latency_predict = env_bool_def("GPUSCHED_LATENCY_PREDICT", true);
-	cfg.hold_back = env_bool_def("GPUSCHED_HOLD_BACK", true);
-	cfg.time_kernels = env_bool_def("GPUSCHED_TIME_KERNELS", true);
-	/* A latency-class client comes back at once when it needs the GPU:
-	 * it gives the token to a waiter as soon as its work is done. The
-	 * class may come from the daemon's rules, not the environment: -1
-	 * leaves the choice to when it is known (interpose.c).
-	 */
-	cfg.idle_wanted_ns = (uint64_t)env_long("GPUSCHED_IDLE_WANTED_US", 0,
-						 10000000, -1, " (microseconds)");
-	if (cfg.idle_wanted_ns != (uint64_t)-1)
-		cfg.idle_wanted_ns *= 1000;
-
-	/* A periodic latency-class client asks for the token this long
-	 * before its next request is due, and keeps it for the request.
-	 * Unset: as far ahead as the service lets it without idling the GPU
-	 * (interpose.c, ask_lead()).
-	 */
-	lead = env_long("GPUSCHED_LATENCY_LEAD_US", 0, 10000, -1,
-			" (microseconds, 0 not to ask early)");
-	cfg.lead_auto = lead < 0;
-	cfg.lead_ns = cfg.lead_auto ? 0 : 1000ull * (uint64_t)lead;
-
+	tune_read();
 	/* Under MPS the GPU runs contexts side by side: latency-class work
 	 * need not wait for the token, which then divides the time of the
 	 * others; and those others ask MPS for its lower client priority,

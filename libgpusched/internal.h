@@ -103,20 +103,21 @@ struct gs_config {
 	int cap_pct;			/* -1: leave */
 	enum gs_fail_mode fail;
 	enum gs_backend_choice backend;
+	/* The internal constants of tune.h, as GPUSCHED_TUNE left them. */
 	uint64_t idle_ns;
 	unsigned int queue;		/* launches allowed on the GPU unfinished */
 	uint64_t queue_ns;		/* and GPU time queued, once known, */
 	uint64_t queue_alone_ns;	/* when nobody else uses the GPU */
-	uint64_t queue_latency_ns;	/* when a latency-class client may come */
+	uint64_t queue_latency_ns;	/* beside a latency client; 0: service's */
 	uint64_t handover_ns;		/* yield with this much work left */
+	bool handover_set;		/* ... set by GPUSCHED_TUNE, not service's */
 	uint64_t spin_ns;		/* poll, not sleep, so near running dry */
 	bool latency_predict;		/* follow a latency client's period */
-	bool hold_back;			/* hold a launch for its request */
-	bool time_kernels;		/* time kernels of unsteady lengths */
 	uint64_t lead_ns;		/* latency class: ask this early; */
 	bool lead_auto;			/* ... or by what the service can */
 	uint64_t idle_wanted_ns;	/* idle time to release when waited for;
 					 * -1: by class (idle_wanted()) */
+	bool beside;			/* latency class: launch beside the holder */
 	bool mps_beside;		/* GPUSCHED_MPS and latency class: ungated */
 	bool mps_below;			/* GPUSCHED_MPS, other classes: low MPS priority */
 	bool debug;
@@ -135,7 +136,7 @@ GS_HIDDEN void gs_format_uuid(const unsigned char uuid[16], char out[42]);
 GS_HIDDEN int gs_open(const unsigned char uuid[16], struct gpusched **out);
 GS_HIDDEN void gs_close_forked(struct gpusched *g);
 
-/* interpose.c: the real dlsym, for dlsym.S and interpose.c itself. */
+/* hooks.c: the real dlsym, for dlsym.S and hooks.c itself. */
 typedef void *(*gs_dlsym_fn)(void *, const char *);
 GS_HIDDEN gs_dlsym_fn gs_real_dlsym(void);
 

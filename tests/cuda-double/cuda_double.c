@@ -219,7 +219,14 @@ static void *worker(void *arg)
 		if (!c->head)
 			c->tail = NULL;
 		c->completed = it->seq;
-		c->end_at[it->seq % END_RING] = done_at ? done_at : now_ns();
+		/* A marker (an event, a copy) completes on the modelled
+		 * timeline too: when the work before it ends, or when it was
+		 * queued, not when this thread, woken late, got to it.
+		 */
+		if (!done_at)
+			done_at = it->queued_at > gpu_free_at ? it->queued_at
+							      : gpu_free_at;
+		c->end_at[it->seq % END_RING] = done_at;
 		free(it);
 		pthread_cond_broadcast(&c->cond);
 	}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# A process that stops launching releases the token after GPUSCHED_IDLE_US:
+# A process that stops launching releases the token after its idle time (idle_us):
 # with a 10 s slice, the waiter runs only because of that.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
@@ -8,7 +8,7 @@ service 10000000 10000000
 
 at=$(start_at)
 later=$((at + 200000000))
-run_bg idler client GS_START_AT=$at GPUSCHED_IDLE_US="$(us 5000)" "$GS_CLIENT" --seconds 3 \
+run_bg idler client GS_START_AT=$at GPUSCHED_TUNE="$GPUSCHED_TUNE,idle_us=$(us 5000)" "$GS_CLIENT" --seconds 3 \
 	--kernel-us "$(us 2000)" --idle-after 0.3 --idle-for 2
 run_bg waiter client GS_START_AT=$later "$GS_CLIENT" --seconds 2 --kernel-us "$(us 2000)"
 wait_bg idler; rc1=$?

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Early hand-over (GPUSCHED_HANDOVER_US): a holder asked to yield gives the
+# Early hand-over (handover_us): a holder asked to yield gives the
 # token away once at most that much of its queued work is left, so the
 # next holder's first kernels start right behind its last; never earlier.
 # The double counts each kernel that started while another process's ran,
@@ -17,7 +17,7 @@ run_pair() {	# run_pair HANDOVER_US
 	rm -f "$GS_DOUBLE_SHM"
 	at=$(start_at)
 	for n in a b; do
-		run_bg $n client GS_START_AT=$at GPUSCHED_HANDOVER_US=$1 \
+		run_bg $n client GS_START_AT=$at GPUSCHED_TUNE="$GPUSCHED_TUNE,handover_us=$1" \
 			"$GS_CLIENT" --seconds "$secs" --kernel-us "$kern"
 	done
 	wait_bg a && wait_bg b || not_ok "clients failed"
@@ -52,6 +52,6 @@ done
 show a b
 
 run_pair 0
-check "GPUSCHED_HANDOVER_US=0: no kernel started behind another's ($v)" [ "$v" = 0 ]
+check "handover_us=0: no kernel started behind another's ($v)" [ "$v" = 0 ]
 show a b
 done_testing

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The wait for the last of the holder's work (GPUSCHED_SPIN_US): a thread
+# The wait for the last of the holder's work (spin_us, GPUSCHED_TUNE): a thread
 # whose next launch waits for the event after its newest one sleeps until
 # just before the predicted end and then polls, so that it launches again
 # as the GPU runs dry, and a yield asked meanwhile gives the token away
@@ -16,16 +16,16 @@ secs=3
 [ "$GS_TEST_SCALE" = 1 ] || secs=8
 h=$(us 400)
 # Both hand over early (lib.sh's default is 0, to drain fully).
-export GPUSCHED_HANDOVER_US="$h"
+export GPUSCHED_TUNE="$GPUSCHED_TUNE,handover_us=$h"
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe KERNEL_US SPIN_US
-	busy_and_probe "$1" "$(us 5000)" GPUSCHED_SPIN_US="$2"
+	busy_and_probe "$1" "$(us 5000)" GPUSCHED_TUNE="$GPUSCHED_TUNE,spin_us=$2"
 	dry=$(value dry_yields "$T/busy.err")
 	est=$(value us_per_launch "$T/busy.err")
 	cpu=$(value cpu_ns_per_launch "$T/busy.out")
 	o=$(overlap_max)
-	echo "# $1 us kernels, GPUSCHED_SPIN_US=$2: busy share $(value share "$T/busy.out"), dry_yields $dry, launch length $est us, $cpu ns of CPU a launch, at most $o us of the old holder's work left at a start; probe $(tail -1 "$T/probe.out")"
+	echo "# $1 us kernels, spin_us=$2: busy share $(value share "$T/busy.out"), dry_yields $dry, launch length $est us, $cpu ns of CPU a launch, at most $o us of the old holder's work left at a start; probe $(tail -1 "$T/probe.out")"
 }
 
 # Kernels shorter than the polling time: the holder polls through each.
@@ -36,7 +36,7 @@ check "never more than twice the hand-over allowance left (${o:-?} <= 2 x $h us)
 	[ "${o:-999999}" -le $((2 * h)) ]
 show busy
 run_probe "$(us 100)" 0
-check "GPUSCHED_SPIN_US=0: the last kernel is waited for in full ($dry dry yields)" \
+check "spin_us=0: the last kernel is waited for in full ($dry dry yields)" \
 	[ "${dry:-1}" = 0 ]
 
 kern=$(us 1000)

@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # A periodic latency-class client learns its own period and asks for the
-# token GPUSCHED_LATENCY_LEAD_US before each request is due; the token,
+# token lead_us (GPUSCHED_TUNE) before each request is due; the token,
 # granted, waits for the request (early_hits), so that the holder's
 # answer, the hand-over and the client's wake-up are off the request's
-# path. With GPUSCHED_LATENCY_LEAD_US=0 it asks only when it launches.
+# path. With lead_us=0 it asks only when it launches.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 secs=3
@@ -15,7 +15,7 @@ lead=$(us 1000)
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe LEAD_US
-	BP_PROBE="GPUSCHED_LATENCY_LEAD_US=$1" BP_BUSY= \
+	BP_PROBE="GPUSCHED_TUNE=$GPUSCHED_TUNE,lead_us=$1" BP_BUSY= \
 		busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=1
 	busy=$(value share "$T/busy.out")
 	asks=$(value early_asks "$T/probe.err")
@@ -27,7 +27,7 @@ run_probe() {	# run_probe LEAD_US
 	kinds=$(sed -n 's/.*stats latency_acquires //p' "$T/probe.err" | head -1)
 	kinds_sum=$(echo "$kinds" | tr ' ' '\n' | awk -F= '{ n += $2 } END { print n + 0 }')
 	on_beat=$(echo "$kinds" | tr ' ' '\n' | sed -n 's/^on_beat=//p')
-	echo "# GPUSCHED_LATENCY_LEAD_US=$1: busy share $(value share "$T/busy.out"); probe: $reqs requests, asked early $asks times, $hits used, $miss given back; $(tail -1 "$T/probe.out")"
+	echo "# lead_us=$1: busy share $(value share "$T/busy.out"); probe: $reqs requests, asked early $asks times, $hits used, $miss given back; $(tail -1 "$T/probe.out")"
 }
 
 run_probe "$lead"
@@ -50,7 +50,7 @@ check "the busy neighbour is told when the requests come" \
 check "each ordinary acquire of the probe said why ($kinds; $acq acquires)" \
 	[ "${kinds_sum:-0}" -eq "${acq:--1}" ]
 run_probe 0
-check "GPUSCHED_LATENCY_LEAD_US=0: never asked early (${asks:-?})" \
+check "lead_us=0: never asked early (${asks:-?})" \
 	[ "${asks:-1}" = 0 ]
 # Never asked ahead, the probe asks at each request, on its learnt beat.
 check "and each of its acquires said why ($kinds; $acq acquires)" \
@@ -71,7 +71,7 @@ if [ -n "$GS_CTL" ]; then
 	at=$(start_at)
 	run_bg busy client GS_START_AT="$at" "$GS_CLIENT" --seconds "$secs" \
 		--kernel-us "$kern"
-	run_bg probe client GS_START_AT="$at" GPUSCHED_LATENCY_LEAD_US="$lead" \
+	run_bg probe client GS_START_AT="$at" GPUSCHED_TUNE="$GPUSCHED_TUNE,lead_us=$lead" \
 		"$GS_CLIENT" --seconds "$secs" --kernel-us "$(us 50)" \
 		--period-us "$period"
 	pid=$(cat "$T/probe.pid")
@@ -92,7 +92,7 @@ else
 fi
 
 # A request of several kernels with a pause in it longer than the latency
-# class's idle time (GPUSCHED_IDLE_WANTED_US, 100 us) while the busy client
+# class's idle time (100 us) while the busy client
 # waits: the probe gives the token back in the pause and asks again for
 # the rest of its request. Those acquires are counted as "again" (an
 # inference whose host work pauses does the same). Host only: "again" is
@@ -107,7 +107,7 @@ at=$(start_at)
 run_bg busy client GS_START_AT="$at" "$GS_CLIENT" --seconds "$secs" \
 	--kernel-us "$kern"
 run_bg probe client GS_START_AT="$at" GPUSCHED_CLASS=latency \
-	GPUSCHED_LATENCY_LEAD_US="$lead" "$GS_CLIENT" --seconds "$secs" \
+	GPUSCHED_TUNE="$GPUSCHED_TUNE,lead_us=$lead" "$GS_CLIENT" --seconds "$secs" \
 	--kernel-us "$(us 50)" --period-us "$period" --burst 4 \
 	--burst-pause-us "$(us 400)"
 wait_bg busy && wait_bg probe || not_ok "clients failed"

@@ -1,16 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# The launch-length estimate follows kernels that get shorter. Beside a
-# periodic latency-class probe a busy process launches one kernel at a
-# time near each request, and the wait for it sleeps until shortly before
-# its predicted end: with an estimate longer than the kernels, every such
-# wait found its kernel done and took no sample, and the estimate stayed
-# at the old length (the busy process then kept 0.05-0.49 of the GPU
-# where it keeps 0.83-0.88). After such a wait the next ones now poll
-# until a sample is taken. Here the busy process runs 1500 us kernels,
-# then 100 us ones, beside a probe every 2 ms; its share after the change
-# is compared with that of a process of 100 us kernels all along, in the
-# same test.
+# The launch-length estimate follows kernels that get shorter. Every
+# launch is timed on the GPU's clock between the library's own events, so
+# the estimate is exact (the double's clock) whatever the waits see: here
+# the busy process runs 1500 us kernels, then 100 us ones, beside a probe
+# every 2 ms; its share after the change is compared with that of a
+# process of 100 us kernels all along, in the same test.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 secs=4
@@ -21,8 +16,8 @@ service "$(us 10000)" 1000000
 
 run_busy() {	# run_busy FIRST_KERNEL_US
 	BP_BUSY="--then-kernel-us $short --then-at $at" \
-		busy_and_probe "$1" "$(us 2000)" GPUSCHED_HANDOVER_US="$(us 600)" \
-		GPUSCHED_SPIN_US="$(us 200)"
+		busy_and_probe "$1" "$(us 2000)" \
+		GPUSCHED_TUNE="$GPUSCHED_TUNE,handover_us=$(us 600),spin_us=$(us 200)"
 	share=$(value then_share "$T/busy.out")
 	est=$(sed -n 's/.*us_per_launch=\([0-9]*\).*/\1/p' "$T/busy.err" | head -1)
 	echo "# $1 us kernels, then $short us after $at s: busy keeps ${share:-?} from then on, its estimate at exit ${est:-?} us; probe $(tail -1 "$T/probe.out")"
@@ -32,11 +27,9 @@ run_busy "$short"
 ref=$share
 run_busy "$(us 1500)"
 show busy
-# Not the old length; the estimate moves with the host's noise (a wait
-# that wakes late reads long: 91-156 us for 100 us kernels on a 2-core
-# host), so up to three times the kernels' length passes.
+# The GPU's clock, not the host's: within 5%, however late the waits wake.
 check "after the kernels shrank, the estimate follows them (${est:-?} us for $short us kernels, not $(us 1500))" \
-	[ "${est:-999999}" -le $((3 * short)) ]
+	within "${est:-0}" "$short" $((short / 20))
 check "and the busy process keeps at least 0.8 of what it keeps with short kernels all along (${share:-?} against ${ref:-?})" \
 	above "${share:-0}" "$(awk -v r="${ref:-9}" 'BEGIN { print 0.8 * r }')"
 done_testing

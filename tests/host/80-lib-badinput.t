@@ -11,13 +11,17 @@ service "$(us 10000)" 200000
 
 # --- unknown values: one warning each, defaults used, still scheduled
 run_bg env1 client GPUSCHED_CLASS=bogus GPUSCHED_WEIGHT=abc GPUSCHED_FAIL=maybe \
-	GPUSCHED_IDLE_US=-3 GPUSCHED_LABEL="two words" GPUSCHED_HOLD_BACK=sometimes \
-	GPUSCHED_LATENCY_LEAD_US=20000 GPUSCHED_TIME_KERNELS=2 \
+	GPUSCHED_LABEL="two words" \
+	GPUSCHED_TUNE="idle_us=-3,latency_predict=sometimes,lead_us=20000,bogus=2,idle_us" \
 	"$GS_CLIENT" --seconds 0.5 --threads 3
 wait_bg env1; rc=$?
 check "unknown GPUSCHED_* values: the program runs (exit $rc)" [ $rc = 0 ]
-check "each bad value is named once" sh -c "for k in CLASS WEIGHT FAIL IDLE_US LABEL HOLD_BACK LATENCY_LEAD_US TIME_KERNELS; do \
+check "each bad value is named once" sh -c "for k in CLASS WEIGHT FAIL LABEL; do \
 	[ \$(grep -c \"GPUSCHED_\$k\" '$T/env1.err') = 1 ] || exit 1; done"
+check "each bad GPUSCHED_TUNE entry is named" sh -c "for k in idle_us=-3 latency_predict=sometimes lead_us=20000 bogus=2; do \
+	[ \$(grep -c \"GPUSCHED_TUNE: ignoring .\$k.\" '$T/env1.err') = 1 ] || exit 1; done"
+check "once each, the one without a value too" \
+	[ "$(grep -c 'GPUSCHED_TUNE: ignoring' "$T/env1.err")" = 5 ]
 check "and the launches were still gated" grep -q 'gated=[1-9]' "$T/env1.err"
 show env1
 

@@ -102,15 +102,14 @@ export LD_LIBRARY_PATH="$GS_DOUBLE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPUSCHED_ARBITER="$T/arbiter.sock"
 export GPUSCHED_BACKEND="$BACKEND"
 unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
-	GPUSCHED_LABEL GPUSCHED_IDLE_US GPUSCHED_QUEUE GPUSCHED_QUEUE_US GS_START_AT \
-	GPUSCHED_QUEUE_ALONE_US GPUSCHED_QUEUE_LATENCY_US GPUSCHED_IDLE_WANTED_US \
-	GPUSCHED_LATENCY_PREDICT GPUSCHED_HOLD_BACK GPUSCHED_TIME_KERNELS \
-	GPUSCHED_SPIN_US GPUSCHED_HANDOVER_US GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY \
-	GPUSCHED_LATENCY_LEAD_US
+	GPUSCHED_LABEL GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY GS_START_AT
 export GPUSCHED_STATS=1
 # The tests check that two processes never have work on the GPU at once:
-# no early hand-over (55-lib-handover.t tests that on its own).
-export GPUSCHED_HANDOVER_US=0
+# no early hand-over (55-lib-handover.t tests that on its own). Tests add
+# to GPUSCHED_TUNE (the library's internal constants, libgpusched/tune.h):
+# GPUSCHED_TUNE="$GPUSCHED_TUNE,name=value"; later entries win. Nor does a
+# latency-class client launch beside the holder (66-lib-long.t tests that).
+export GPUSCHED_TUNE=handover_us=0,beside=0
 
 # "client" as the first word of run_bg/run_fg: under the library.
 client() {

@@ -35,3 +35,32 @@ $(B)/tests/unit/test_period-san: $(UNIT_PERIOD_DEPS)
 	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Ilibgpusched -o $@ $(UNIT_PERIOD_SRCS)
 
 USER_TARGETS += $(B)/tests/unit/test_period $(B)/tests/unit/test_period-san
+
+# The library's launch-length arithmetic (libgpusched/estimate.c), the
+# same two ways; tests/unit/estimate.t runs both.
+UNIT_ESTIMATE_SRCS := tests/unit/test_estimate.c libgpusched/estimate.c
+UNIT_ESTIMATE_DEPS := $(UNIT_ESTIMATE_SRCS) tests/unit/tap.h libgpusched/estimate.h
+
+$(B)/tests/unit/test_estimate: $(UNIT_ESTIMATE_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Ilibgpusched -o $@ $(UNIT_ESTIMATE_SRCS)
+
+$(B)/tests/unit/test_estimate-san: $(UNIT_ESTIMATE_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Ilibgpusched -o $@ $(UNIT_ESTIMATE_SRCS)
+
+USER_TARGETS += $(B)/tests/unit/test_estimate $(B)/tests/unit/test_estimate-san
+
+# The gate's launch decision (libgpusched/gate_fsm.h), the same two ways;
+# tests/unit/gate.t runs both.
+UNIT_GATE_DEPS := tests/unit/test_gate.c tests/unit/tap.h libgpusched/gate_fsm.h
+
+$(B)/tests/unit/test_gate: $(UNIT_GATE_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Ilibgpusched -o $@ tests/unit/test_gate.c
+
+$(B)/tests/unit/test_gate-san: $(UNIT_GATE_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Ilibgpusched -o $@ tests/unit/test_gate.c
+
+USER_TARGETS += $(B)/tests/unit/test_gate $(B)/tests/unit/test_gate-san

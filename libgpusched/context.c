@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Per GPU and per context state, what the status page says of the GPU,
+ * and the process's life (exit, fork).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpose.h"
+
+struct gs_global G = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_once_t cond_once = PTHREAD_ONCE_INIT;
+
+static __thread struct {
+	CUcontext ctx;
+	struct gs_ctx *cs;
+	unsigned int gen;
+} tls_cache;
+
+static void cond_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&G.cond, &a);
+	pthread_condattr_destroy(&a);
+}
+
+static void process_init(void);
+
+/* Register what the process needs once it really uses CUDA. */
+void ensure_process_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, process_init);
+}
+
+static struct gs_dev *dev_get(const unsigned char uuid[16])
+{
+	struct gs_dev *d;
+
+	for (d = atomic_load(&G.devs); d; d = d->next)
+		if (!memcmp(d->uuid, uuid, 16))
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	memcpy(d->uuid, uuid, 16);
+	gs_format_uuid(uuid, d->name);
+	pthread_mutex_init(&d->lock, NULL);
+	d->next = atomic_load(&G.devs);
+	atomic_store(&G.devs, d);
+	return d;
+}
+
+static int ctx_uuid(CUdevice dev, unsigned char uuid[16])
+{
+	CUuuid u;
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+
+	if (real.cuDeviceGetUuid_v2)
+		r = real.cuDeviceGetUuid_v2(&u, dev);
+	if (r != CUDA_SUCCESS && real.cuDeviceGetUuid)
+		r = real.cuDeviceGetUuid(&u, dev);
+	if (r != CUDA_SUCCESS)
+		return -ENODEV;
+	memcpy(uuid, u.bytes, 16);
+	return 0;
+}
+
+/* The state of the current context; NULL: launch unscheduled. */
+struct gs_ctx *ctx_current(void)
+{
+	unsigned int gen = atomic_load_explicit(&G.gen, memory_order_acquire);
+	unsigned char uuid[16];
+	struct gs_ctx *cs, *fresh;
+	CUcontext ctx = NULL;
+	CUdevice dev;
+
+	if (!real.cuCtxGetCurrent || real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+	    !ctx)
+		return NULL;
+	if (tls_cache.ctx == ctx && tls_cache.gen == gen)
+		return tls_cache.cs;
+
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if (cs->ctx == ctx && !atomic_load(&cs->dead))
+			goto found;
+
+	/* New context: no CUDA call under G.lock (see the fork handlers). */
+	if (!real.cuCtxGetDevice || real.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    ctx_uuid(dev, uuid))
+		return NULL;
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	pthread_mutex_init(&fresh->lock, NULL);
+	fresh->ctx = ctx;
+	fresh->ordinal = dev;
+	for (unsigned int i = 0; i < GS_RING; i++) {
+		if (!real.cuEventCreate || !real.cuEventSynchronize ||
+		    real.cuEventCreate(&fresh->ev[i], CU_EVENT_BLOCKING_SYNC) !=
+		    CUDA_SUCCESS)
+			break;
+		fresh->nr_events++;
+	}
+
+	pthread_mutex_lock(&G.lock);
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if (cs->ctx == ctx && !atomic_load(&cs->dead))
+			break;
+	if (!cs) {
+		cs = fresh;
+		fresh = NULL;
+		cs->d = dev_get(uuid);
+		if (!cs->d) {
+			pthread_mutex_unlock(&G.lock);
+			free(cs);	/* events die with the context */
+			return NULL;
+		}
+		cs->dev_next = atomic_load(&cs->d->ctxs);
+		atomic_store(&cs->d->ctxs, cs);
+		cs->next = atomic_load(&G.ctxs);
+		atomic_store(&G.ctxs, cs);
+		gs_debug("context %p is device %d, %s", (void *)ctx, dev,
+			 cs->d->name);
+	}
+	pthread_mutex_unlock(&G.lock);
+	/* Lost a race with another thread: its events are in use, ours
+	 * stay unused in the context (a handful, once).
+	 */
+	free(fresh);
+found:
+	tls_cache.ctx = ctx;
+	tls_cache.cs = cs;
+	tls_cache.gen = gen;
+	return cs;
+}
+
+/* A context went away: forget its state (kept allocated, see below). */
+void ctx_forget(CUcontext ctx, int ordinal)
+{
+	struct gs_ctx *cs;
+
+	/* Structures are never freed while the process runs, so a thread
+	 * still holding a pointer from its cache reads valid memory; the
+	 * generation bump makes every cache miss.
+	 */
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if ((ctx && cs->ctx == ctx) || (!ctx && cs->ordinal == ordinal))
+			atomic_store(&cs->dead, true);
+	atomic_fetch_add(&G.gen, 1);
+}
+
+/* The token's grace time, from the status page; before it is open: none. */
+uint64_t grace_ns(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_load(&d->g);
+	uint64_t ns = g ? __atomic_load_n(&g->st->grace_ns, __ATOMIC_RELAXED) : 0;
+
+	return ns ? ns : UINT64_MAX;
+}
+
+/*
+ * Is this process of the latency class on @g? As the service last set it
+ * (the daemon's rules may have), or, from a service that does not say, as
+ * it was started (GPUSCHED_CLASS).
+ */
+bool is_latency(const struct gpusched *g)
+{
+	uint32_t c = g ? __atomic_load_n(&g->st->class_plus_one,
+					 __ATOMIC_RELAXED) : 0;
+
+	if (c)
+		return c - 1 == GPUSCHED_CLASS_LATENCY;
+	return gs_config()->sched_class == GPUSCHED_CLASS_LATENCY;
+}
+
+/*
+ * What the service promises a latency-class client on @d, from the status
+ * page, where it says: the GPU time its neighbour keeps queued, and the
+ * work a holder may leave running when it gives the token away. Where it
+ * does not (or a test overrides it, GPUSCHED_TUNE), tune.h's.
+ */
+static uint64_t dev_promise(struct gs_dev *d, bool handover)
+{
+	struct gpusched *g;
+	uint64_t ns = 0;
+
+	/* Under the launching count, as dev_page() reads the page. */
+	atomic_fetch_add(&d->launching, 1);
+	g = atomic_load(&d->g);
+	if (g)
+		ns = __atomic_load_n(handover ? &g->st->handover_ns :
+				     &g->st->latency_queue_ns, __ATOMIC_RELAXED);
+	atomic_fetch_sub(&d->launching, 1);
+	return ns;
+}
+
+uint64_t latency_queue_ns(struct gs_dev *d)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t ns;
+
+	if (c->queue_latency_ns)
+		return c->queue_latency_ns;
+	ns = dev_promise(d, false);
+	return ns ? ns : 1000ull * GS_QUEUE_LATENCY_US;
+}
+
+uint64_t handover_ns(struct gs_dev *d)
+{
+	const struct gs_config *c = gs_config();
+
+	/* 0 on the page is a setting (drain fully), not "unsaid". */
+	if (c->handover_set || !atomic_load(&d->g))
+		return c->handover_ns;
+	return dev_promise(d, true);
+}
+/* Idle time after which the token goes to a waiter. */
+uint64_t idle_wanted(const struct gpusched *g)
+{
+	const struct gs_config *c = gs_config();
+
+	if (c->idle_wanted_ns != (uint64_t)-1)
+		return c->idle_wanted_ns;
+	return is_latency(g) ? 1000ull * GS_IDLE_LATENCY_US : c->idle_ns;
+}
+
+/*
+ * Do other clients share @d's token, and may one of them need the GPU at
+ * once (latency class, not us)? From the status page, whose counts are
+ * current while we hold the token (they are rewritten with every change
+ * of our state or of a client's class, and a newcomer who waits sets
+ * YIELD). Before the token is open: assume shared.
+ */
+enum gs_sharing dev_sharing(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_load(&d->g);
+	uint32_t lat, mine;
+
+	if (!g)
+		return SHARED;
+	if (__atomic_load_n(&g->st->nr_clients, __ATOMIC_RELAXED) <= 1)
+		return ALONE;
+	lat = __atomic_load_n(&g->st->nr_latency, __ATOMIC_RELAXED);
+	mine = is_latency(g);
+	return lat > mine ? SHARED_LATENCY : SHARED;
+}
+
+/* Somebody waits for @g's token, or is about to be asked for it. */
+bool dev_wanted(const struct gpusched *g, uint32_t fl)
+{
+	return (fl & GPUSCHED_ST_YIELD) ||
+	       __atomic_load_n(&g->st->nr_waiting, __ATOMIC_RELAXED);
+}
+
+/*
+ * The token's flags on @d (0: no client) and, with @due, its page's
+ * yield_due_ns, for a thread outside the gate: read under the launching
+ * count, as the gate's fast path reads them, since retire_locked() waits
+ * for that count before it closes the client and unmaps its status page.
+ */
+static uint32_t dev_page(struct gs_dev *d, uint64_t *due)
+{
+	struct gpusched *g;
+	uint32_t fl = 0;
+
+	atomic_fetch_add(&d->launching, 1);
+	g = atomic_load(&d->g);
+	if (g) {
+		fl = gs_status_flags(g);
+		if (due)
+			*due = __atomic_load_n(&g->st->yield_due_ns,
+					       __ATOMIC_RELAXED);
+	}
+	atomic_fetch_sub(&d->launching, 1);
+	return fl;
+}
+
+uint32_t dev_flags(struct gs_dev *d)
+{
+	return dev_page(d, NULL);
+}
+
+uint64_t dev_yield_due(struct gs_dev *d)
+{
+	uint64_t due = 0;
+
+	dev_page(d, &due);
+	return due;
+}
+
+/* Sleep until CLOCK_MONOTONIC reads @t (ns). */
+void sleep_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000ull),
+			       (long)(t % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/*
+ * At exit, before libcuda's own teardown (atexit handlers registered after
+ * CUDA initialised run first): stop the idle thread, finish the work this
+ * process queued and give the tokens back, so the next holder never shares
+ * the GPU with our leftovers.
+ */
+static void at_exit(void)
+{
+	pthread_mutex_lock(&G.lock);
+	G.bg_stop = true;
+	pthread_cond_signal(&G.cond);
+	pthread_mutex_unlock(&G.lock);
+	if (G.bg_started)
+		pthread_join(G.bg, NULL);
+	G.bg_started = false;
+
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		struct gpusched *g;
+
+		/* A thread blocked in ACQUIRE holds the lock: leave that one
+		 * to the kernel or the arbiter, which release on close.
+		 */
+		if (pthread_mutex_trylock(&d->lock))
+			continue;
+		/* Nobody clears it now the idle thread is gone: a launch of
+		 * another thread must not wait for a token asked for early.
+		 */
+		d->early_until = 0;
+		atomic_store(&d->early, false);
+		g = atomic_load(&d->g);
+		if (g && (gs_status_flags(g) & GPUSCHED_ST_HOLDING)) {
+			drain_locked(d, false);
+			gpusched_release(g);
+			atomic_store(&d->draining, false);
+		}
+		pthread_mutex_unlock(&d->lock);
+	}
+	if (gs_config()->stats)
+		print_stats();
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&G.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&G.lock);
+}
+
+/*
+ * The child has the parent's lists but none of its token clients: the
+ * status pages are not inherited and the parent's files are not ours.
+ * Drop our copies, and start from scratch on the next launch; locks that
+ * other threads of the parent held are re-initialised.
+ */
+static void fork_child(void)
+{
+	pthread_mutex_init(&G.lock, NULL);
+	cond_init();
+	G.bg_started = false;
+	G.bg_stop = false;
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		struct gpusched *g = atomic_exchange(&d->g, NULL);
+
+		if (g)
+			gs_close_forked(g);
+		pthread_mutex_init(&d->lock, NULL);
+		atomic_store(&d->launching, 0);
+		atomic_store(&d->draining, false);
+		d->mode = DEV_NEW;
+		/* The parent's requests, not ours. */
+		memset(&d->self, 0, sizeof(d->self));
+		d->self_next = 0;
+		d->asked_for = 0;
+		d->early_until = 0;
+		atomic_store(&d->early, false);
+		atomic_store(&d->early_req, 0);
+		atomic_store(&d->beside_ask, 0);
+	}
+	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
+		pthread_mutex_init(&cs->lock, NULL);
+		ctx_empty_locked(cs);	/* the parent's work, not ours */
+	}
+	memset(&stats, 0, sizeof(stats));
+	memset(&t_grant, 0, sizeof(t_grant));
+	memset(&t_answer, 0, sizeof(t_answer));
+	atomic_fetch_add(&G.gen, 1);
+}
+
+static void process_init(void)
+{
+	pthread_once(&cond_once, cond_init);
+	gs_config();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	atexit(at_exit);
+}

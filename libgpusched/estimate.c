@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Launch lengths from the GPU's clock (estimate.h). */
+#include <stddef.h>
+
+#include "estimate.h"
+
+void gs_est_add(struct gs_est *e, uint64_t ns)
+{
+	uint64_t off;
+
+	if (!e->mean) {
+		e->mean = ns;
+		return;
+	}
+	off = ns > e->mean ? ns - e->mean : e->mean - ns;
+	e->dev = (3 * e->dev + off) / 4;
+	e->mean = (3 * e->mean + ns) / 4;
+}
+
+bool gs_est_unsteady(const struct gs_est *e)
+{
+	return e->mean && 4 * e->dev > e->mean;
+}
+
+struct gs_klen *gs_klen_find(struct gs_klen *tab, unsigned int n,
+			     unsigned int probe, uint64_t key, bool add)
+{
+	uint64_t h = key ^ (key >> 29);
+	struct gs_klen *k;
+
+	for (unsigned int i = 0; i < probe; i++) {
+		k = &tab[(h + i) % n];
+		if (k->key == key)
+			return k;
+		if (!k->key)
+			goto take;
+	}
+	/* Full around it: the newest kernel takes the first place. */
+	k = &tab[h % n];
+take:
+	if (!add)
+		return NULL;
+	k->key = key;
+	k->ns = 0;
+	return k;
+}
+
+void gs_klen_add(struct gs_klen *k, uint64_t ns)
+{
+	k->ns = k->ns ? (3 * k->ns + ns) / 4 : ns;
+}
+
+uint64_t gs_launch_key(const void *f, unsigned int gx, unsigned int gy,
+		       unsigned int gz, unsigned int bx, unsigned int by,
+		       unsigned int bz, unsigned int shmem)
+{
+	const uint64_t m = 0x9e3779b97f4a7c15ull;
+	uint64_t k = (uint64_t)(uintptr_t)f;
+
+	k = (k ^ gx) * m;
+	k = (k ^ ((uint64_t)gy << 32 | gz)) * m;
+	k = (k ^ ((uint64_t)bx << 32 | by)) * m;
+	k = (k ^ ((uint64_t)bz << 32 | shmem)) * m;
+	return (k ^ (k >> 31)) | 1;
+}
+
+uint64_t gs_elapsed_ns(float ms)
+{
+	uint64_t ns;
+
+	if (!(ms >= 0.0f && ms < 60000.0f))
+		return 0;
+	ns = (uint64_t)((double)ms * 1e6);
+	return ns ? ns : 1;
+}

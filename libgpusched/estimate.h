@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Launch lengths from the GPU's clock: a running mean and deviation per
+ * context, and a table of lengths by what was launched. Pure arithmetic
+ * on nanoseconds, so that tests/unit/test_estimate.c drives it with
+ * made-up samples.
+ */
+#ifndef GS_ESTIMATE_H
+#define GS_ESTIMATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_HIDDEN_EST __attribute__((visibility("hidden")))
+
+/* A mean and how far samples fall from it, both averaged 3:1. */
+struct gs_est {
+	uint64_t mean;			/* 0: no sample yet */
+	uint64_t dev;
+};
+
+/* One launch's GPU time: @ns. The first sample is the mean. */
+void gs_est_add(struct gs_est *e, uint64_t ns) GS_HIDDEN_EST;
+
+/*
+ * Lengths that differ from launch to launch by more than a quarter of
+ * their mean, on average (small element-wise kernels beside GEMMs): the
+ * mean then says little of the next launch.
+ */
+bool gs_est_unsteady(const struct gs_est *e) GS_HIDDEN_EST;
+
+/* One kernel's GPU time, by what was launched (gs_launch_key()). */
+struct gs_klen {
+	uint64_t key;			/* 0: free */
+	uint64_t ns;			/* averaged 3:1 */
+};
+
+/*
+ * @key's entry in an open-addressed table of @n entries, @probe tries a
+ * key; with @add, made (zeroed) if absent, taking the first place tried
+ * when all are in use. NULL without @add if absent.
+ */
+struct gs_klen *gs_klen_find(struct gs_klen *tab, unsigned int n,
+			     unsigned int probe, uint64_t key,
+			     bool add) GS_HIDDEN_EST;
+
+/* A sample of @k's length: @ns. */
+void gs_klen_add(struct gs_klen *k, uint64_t ns) GS_HIDDEN_EST;
+
+/*
+ * What a launch runs: the function (or graph) and its shape, mixed into
+ * 64 bits, never 0.
+ */
+uint64_t gs_launch_key(const void *f, unsigned int gx, unsigned int gy,
+		       unsigned int gz, unsigned int bx, unsigned int by,
+		       unsigned int bz, unsigned int shmem) GS_HIDDEN_EST;
+
+/*
+ * GPU time from cuEventElapsedTime's milliseconds: 0 for a value that is
+ * no time (negative, NaN, a minute or more), at least 1 ns otherwise.
+ */
+uint64_t gs_elapsed_ns(float ms) GS_HIDDEN_EST;
+
+#endif /* GS_ESTIMATE_H */

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The gate: the state of a GPU's token for this process, and the slow path
+ * of a launch that does not hold it (acquire, drain, yield).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpose.h"
+
+/*
+ * Stop this process's launches on @d and wait for its work to finish, or,
+ * @early, for all but the hand-over allowance of it (ctx_drain_to()). Called
+ * with d->lock held; the caller clears d->draining once the token is
+ * given away (or kept).
+ */
+void drain_locked(struct gs_dev *d, bool early)
+{
+	uint64_t left_ns = early ? handover_left(d) : 0;
+	unsigned int spins = 0;
+
+	atomic_store(&d->draining, true);
+	while (atomic_load(&d->launching)) {
+		/* Launches in flight are CPU work of microseconds. */
+		if (++spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 20000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
+		ctx_drain_to(cs, left_ns);
+	/* The token goes: the next wait spans another's turn, and its time
+	 * is no sample of our launches' length.
+	 */
+	dev_unstamp(d);
+	STAT_INC(drains);
+}
+
+int service_missing(struct gs_dev *d, int err, bool lost)
+{
+	const struct gs_config *c = gs_config();
+	bool closed = c->fail == GS_FAIL_CLOSED;
+	const char *then = closed ? "failing launches (GPUSCHED_FAIL=closed)"
+				  : "running unscheduled";
+
+	d->mode = DEV_UNSCHED;
+	d->retry_at = gs_now_ns() + 1000000000ull;
+	if (lost) {
+		if (!atomic_exchange(&G.warned_lost, true))
+			gs_log("lost the token service of %s (%s); %s",
+			       d->name, strerror(-err), then);
+	} else if (!atomic_exchange(&G.warned_no_service, true)) {
+		if (access(GPUSCHED_DEVICE_PATH, F_OK) && c->backend == GS_BACKEND_AUTO)
+			gs_log("no token service: %s is absent and the arbiter at %s: %s; %s",
+			       GPUSCHED_DEVICE_PATH, c->arbiter, strerror(-err), then);
+		else
+			gs_log("no token service for %s (%s): %s; %s",
+			       d->name, c->backend == GS_BACKEND_KMOD ||
+			       !access(GPUSCHED_DEVICE_PATH, F_OK) ?
+			       GPUSCHED_DEVICE_PATH : c->arbiter,
+			       strerror(-err), then);
+	}
+	return closed ? GATE_DENIED : GATE_UNSCHED;
+}
+
+static void apply_params(struct gs_dev *d, struct gpusched *g)
+{
+	const struct gs_config *c = gs_config();
+	int err;
+
+	err = gpusched_set_params(g, c->weight, c->sched_class, c->cap_pct);
+	if (err && !atomic_exchange(&G.warned_params, true))
+		gs_log("GPUSCHED_WEIGHT/CLASS/CAP not applied on %s: %s%s",
+		       d->name, strerror(-err), err == -EPERM ?
+		       " (without CAP_SYS_NICE a process may only lower its share)" : "");
+	gs_debug("attached to %s through %s%s%s", d->name, g->be->name,
+		 c->label[0] ? ", label " : "", c->label);
+}
+
+/* Wait out the launches of other threads that passed the fast path with
+ * the old client, then close it.
+ */
+void retire_locked(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_exchange(&d->g, NULL);
+
+	while (atomic_load(&d->launching))
+		sched_yield();
+	if (g)
+		gpusched_close(g);
+}
+
+bool conn_error(int err)
+{
+	return err == -ECONNRESET || err == -EPIPE || err == -EPROTO ||
+	       err == -ENOTCONN || err == -EBADF || err == -ENODEV;
+}
+
+/* We give the token away at @now: how long after we were asked. */
+void yield_answered(const struct gpusched *g, uint64_t now)
+{
+	uint64_t at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
+
+	if (at && at <= now)
+		times_add(&t_answer, now - at);
+}
+
+/* A launch at @t (ns) found the token not ours, or asked for early. */
+static int gate_slow(struct gs_dev *d, uint64_t t)
+{
+	atomic_ullong *kind = NULL;
+	struct gpusched *g;
+	uint64_t asked;
+	unsigned int cmd;
+	uint32_t fl;
+	int err, ret = GATE_RETRY;
+
+	pthread_mutex_lock(&d->lock);
+	g = atomic_load(&d->g);
+	if (!g) {
+		bool retry = d->mode == DEV_UNSCHED;
+
+		if (retry && gs_now_ns() < d->retry_at) {
+			ret = gs_config()->fail == GS_FAIL_CLOSED ? GATE_DENIED
+								  : GATE_UNSCHED;
+			goto out;
+		}
+		err = gs_open(d->uuid, &g);
+		if (err) {
+			/* Said once already; try again in a second. */
+			if (retry) {
+				d->retry_at = gs_now_ns() + 1000000000ull;
+				ret = gs_config()->fail == GS_FAIL_CLOSED ?
+				      GATE_DENIED : GATE_UNSCHED;
+			} else {
+				ret = service_missing(d, err, false);
+			}
+			goto out;
+		}
+		if (d->mode == DEV_UNSCHED)
+			gs_log("token service of %s is back (%s); scheduling again",
+			       d->name, g->be->name);
+		apply_params(d, g);
+		d->mode = DEV_OPEN;
+		atomic_store(&d->g, g);
+	}
+
+	fl = gs_status_flags(g);
+	if (d->early_until)
+		early_done(d, t);
+	if (HELD_ONLY(fl))
+		goto out;	/* another thread got it for us */
+	lat_observe(d, g, fl, gs_now_ns());
+	/*
+	 * A latency-class holder asked to yield: YIELD would hold this
+	 * request until the token came back, past the new holder's work.
+	 * Give it back and launch beside the new holder instead; our next
+	 * request asks again.
+	 */
+	if ((fl & GPUSCHED_ST_HOLDING) && !(fl & GPUSCHED_ST_REVOKED) &&
+	    beside_now(d, g)) {
+		atomic_store(&d->draining, true);
+		while (atomic_load(&d->launching))
+			sched_yield();
+		yield_answered(g, gs_now_ns());
+		gpusched_release(g);
+		atomic_store(&d->draining, false);
+		STAT_INC(beside_yields);
+		ret = GATE_BESIDE;
+		goto out;
+	}
+	/* A revoked grant's leftovers must finish before we ask again. */
+	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
+		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
+	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
+	if (cmd == GPUSCHED_IOC_ACQUIRE) {
+		if (is_latency(g))
+			kind = acquire_kind(d, t);
+		self_note(d, t);
+	}
+	asked = gs_now_ns();
+	if (cmd == GPUSCHED_IOC_YIELD)
+		yield_answered(g, asked);
+	/* EAGAIN: granted and revoked before we ran; queue again. */
+	do {
+		if (cmd == GPUSCHED_IOC_YIELD)
+			err = gpusched_yield(g, GPUSCHED_FOREVER);
+		else
+			err = gpusched_acquire(g, GPUSCHED_FOREVER);
+	} while (err == -EINTR || err == -EAGAIN);
+	atomic_store(&d->draining, false);
+
+	if (!err || err == -EALREADY) {
+		times_add(&t_grant, gs_now_ns() - asked);
+		if (cmd == GPUSCHED_IOC_YIELD)
+			STAT_INC(yields);
+		else
+			STAT_INC(acquires);
+		if (kind)
+			atomic_fetch_add_explicit(kind, 1, memory_order_relaxed);
+		/* Granted after someone else's turn: no wait of ours that
+		 * began before it is a sample of our launches' length (the
+		 * idle thread may have given the token away while a launching
+		 * thread waited, and that thread popped after the drain).
+		 */
+		if (!err)
+			dev_unstamp(d);
+		d->seen_launches = atomic_load(&d->launches);
+		d->seen_at = gs_now_ns();
+		kick_idle_thread();
+	} else if (conn_error(err)) {
+		retire_locked(d);
+		ret = service_missing(d, err, true);
+	} else {
+		if (!atomic_exchange(&G.warned_err, true))
+			gs_log("token %s on %s failed: %s; launching unscheduled",
+			       cmd == GPUSCHED_IOC_YIELD ? "yield" : "acquire",
+			       d->name, strerror(-err));
+		ret = GATE_UNSCHED;
+	}
+out:
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+/*
+ * The gate's state on @d (gate_fsm.h), from the status page of its client
+ * @g and this process's own flags. The caller counts itself in
+ * d->launching first, so that a drainer either sees it or is seen.
+ */
+static enum gs_gate_state gate_state(struct gs_dev *d, struct gpusched *g)
+{
+	uint32_t fl;
+
+	if (!g)
+		return GS_GATE_CLOSED;
+	if (atomic_load(&d->draining))
+		return GS_GATE_DRAINING;
+	fl = gs_status_flags(g);
+	if (fl & GPUSCHED_ST_REVOKED)
+		return GS_GATE_REVOKED;
+	if (fl & GPUSCHED_ST_HOLDING)
+		return fl & GPUSCHED_ST_YIELD ? GS_GATE_YIELDING : GS_GATE_HOLDING;
+	if (atomic_load(&d->beside_ask))
+		return GS_GATE_BESIDE;
+	if (atomic_load(&d->early))
+		return GS_GATE_ASKING;
+	return GS_GATE_IDLE;
+}
+
+int gate_enter(struct gs_dev *d)
+{
+	uint64_t t = 0;
+
+	for (bool waited = false;;) {
+		enum gs_gate_state s;
+		struct gpusched *g;
+		int ret;
+
+		atomic_fetch_add(&d->launching, 1);
+		g = atomic_load(&d->g);
+		s = gate_state(d, g);
+		switch (gs_gate_on_launch(s, (s == GS_GATE_IDLE ||
+					      s == GS_GATE_ASKING) &&
+					  beside_now(d, g), waited)) {
+		case GS_LAUNCH_HELD:
+			/* Asked for early for this request: say when it came. */
+			if (atomic_load_explicit(&d->early, memory_order_relaxed)) {
+				uint64_t none = 0;
+
+				if (!t)
+					t = gs_now_ns();
+				atomic_compare_exchange_strong(&d->early_req,
+							       &none, t);
+			}
+			return GATE_HELD;
+		case GS_LAUNCH_BESIDE:
+			/* Asking ahead already, the idle thread brings it. */
+			atomic_fetch_sub(&d->launching, 1);
+			if (s != GS_GATE_ASKING)
+				beside_ask(d, t ? t : gs_now_ns());
+			return GATE_BESIDE;
+		case GS_WAIT_ASK:
+			/*
+			 * The idle thread is asking for the token for this
+			 * request, holding d->lock until the service's answer
+			 * wakes it. The status page says the token is ours
+			 * first: watch it rather than wait for two wake-ups.
+			 * ask_early() waits no longer than a period, and
+			 * early is then cleared.
+			 */
+			atomic_fetch_sub(&d->launching, 1);
+			if (!t)
+				t = gs_now_ns();
+			while (atomic_load(&d->early) && !HELD_ONLY(dev_flags(d)))
+				sched_yield();
+			waited = true;
+			continue;
+		case GS_SLOW:
+			atomic_fetch_sub(&d->launching, 1);
+			if (!t)
+				t = gs_now_ns();
+			ret = gate_slow(d, t);
+			if (ret != GATE_RETRY)
+				return ret;
+			continue;
+		}
+	}
+}

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Work in flight per context: events of our own after every launch, each
+ * launch timed on the GPU's clock, the queue bounded by that time, and the
+ * waits and drains that keep it so.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpose.h"
+
+/*
+ * What follows is not our work running back to back (the queue ran dry,
+ * the token went away, a fork): no launch-length sample spans it and no
+ * end is predicted until an event is seen completing again, or a launch
+ * finds nothing of ours queued (queued()). Caller holds cs->lock.
+ */
+static void ctx_unstamp_locked(struct gs_ctx *cs)
+{
+	cs->end_ns = 0;
+}
+
+/* The same for every context of @d: the token changed hands. */
+void dev_unstamp(struct gs_dev *d)
+{
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+		pthread_mutex_lock(&cs->lock);
+		ctx_unstamp_locked(cs);
+		pthread_mutex_unlock(&cs->lock);
+	}
+}
+
+/*
+ * @ns of our work ran on @d's GPU: tell the token service, which charges
+ * what the GPU did where it is more than the time we held the token. Under
+ * the launching count, as dev_page() reads the page, since
+ * retire_locked() waits for that count before it closes the client.
+ */
+static void report_gpu(struct gs_dev *d, uint64_t ns)
+{
+	struct gpusched *g;
+
+	atomic_fetch_add(&d->launching, 1);
+	g = atomic_load(&d->g);
+	if (g)
+		gs_report_gpu(g, ns);
+	atomic_fetch_sub(&d->launching, 1);
+}
+
+static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n);
+
+/* Nothing queued is ours to wait for any more. Caller holds cs->lock. */
+void ctx_empty_locked(struct gs_ctx *cs)
+{
+	cs->done = cs->launches;
+	cs->done_cum = cs->cum_ns;
+	cs->head_seq += cs->nr;
+	cs->nr = 0;
+	cs->prev_ok = false;
+	ctx_unstamp_locked(cs);
+}
+
+static void ctx_sync(struct gs_ctx *cs)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUcontext popped;
+	CUresult r;
+
+	if (atomic_load(&cs->dead) || !real.cuCtxPushCurrent_v2 ||
+	    !real.cuCtxPopCurrent_v2 || !real.cuCtxSynchronize)
+		return;
+	if (real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
+		return;
+	/* A synchronisation is "unsafe" while another thread captures a
+	 * stream in global mode; in relaxed mode it is allowed and leaves
+	 * that capture alone.
+	 */
+	if (real.cuThreadExchangeStreamCaptureMode)
+		real.cuThreadExchangeStreamCaptureMode(&mode);
+	r = real.cuCtxSynchronize();
+	if (real.cuThreadExchangeStreamCaptureMode)
+		real.cuThreadExchangeStreamCaptureMode(&mode);
+	real.cuCtxPopCurrent_v2(&popped);
+	if (r != CUDA_SUCCESS)
+		gs_debug("cuCtxSynchronize of context %p: error %d",
+			 (void *)cs->ctx, r);
+	pthread_mutex_lock(&cs->lock);
+	if (r == CUDA_SUCCESS && cs->nr)
+		ctx_pop_locked(cs, cs->nr);	/* all done: frames too */
+	/* and the launches after the last event */
+	if (r == CUDA_SUCCESS && cs->cum_ns > cs->done_cum)
+		report_gpu(cs->d, cs->cum_ns - cs->done_cum);
+	ctx_empty_locked(cs);	/* the queue ran dry */
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/* Is @cs's GPU still busy with our work, or a thread waiting for room? */
+bool ctx_busy(struct gs_ctx *cs)
+{
+	bool busy;
+
+	if (atomic_load(&cs->dead))
+		return false;
+	pthread_mutex_lock(&cs->lock);
+	busy = cs->throttled > 0;
+	if (!busy && cs->nr && real.cuEventQuery) {
+		unsigned int last = (cs->head + cs->nr - 1) % cs->nr_events;
+
+		busy = real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY;
+	}
+	pthread_mutex_unlock(&cs->lock);
+	return busy;
+}
+
+/* The GPU time predicted for a launch of @key. Caller holds cs->lock. */
+uint64_t launch_ns(struct gs_ctx *cs, uint64_t key)
+{
+	struct gs_klen *k;
+
+	if (key) {
+		k = gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false);
+		if (k && k->ns)
+			return k->ns;
+	}
+	return cs->est.mean;
+}
+
+/* Our GPU time queued after cs->done, predicted. Caller holds cs->lock. */
+uint64_t queued_ns(struct gs_ctx *cs)
+{
+	return cs->cum_ns - cs->done_cum;
+}
+
+/* The same after event @slot. */
+static uint64_t work_after(struct gs_ctx *cs, unsigned int slot)
+{
+	return cs->cum_ns - cs->ev_cum[slot];
+}
+
+
+/*
+ * Event @slot completed, the one before it too (cs->prev): if the two frame
+ * one kernel (ev_key), the GPU time between them is a sample of that
+ * kernel's. Caller holds cs->lock.
+ */
+static void klen_sample(struct gs_ctx *cs, unsigned int slot)
+{
+	uint64_t ns;
+	float ms;
+
+	if (!cs->ev_key[slot] || !cs->prev_ok ||
+	    cs->ev_mark[cs->prev] + 1 != cs->ev_mark[slot] ||
+	    !real.cuEventElapsedTime ||
+	    real.cuEventElapsedTime(&ms, cs->ev[cs->prev], cs->ev[slot]) !=
+	    CUDA_SUCCESS)
+		return;
+	ns = gs_elapsed_ns(ms);
+	if (!ns)
+		return;
+	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
+				 cs->ev_key[slot], true), ns);
+	gs_est_add(&cs->est, ns);
+	STAT_INC(timed);
+}
+
+/* The oldest @n events of @cs completed: pop them. Caller holds cs->lock. */
+static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
+{
+	unsigned int last = (cs->head + n - 1) % cs->nr_events;
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int slot = (cs->head + i) % cs->nr_events;
+
+		klen_sample(cs, slot);
+		cs->prev = slot;
+		cs->prev_ok = true;
+	}
+	/* What ran, in the GPU-timed lengths of what was launched (one
+	 * launch in a few is timed away from a latency-class client).
+	 */
+	if (cs->ev_cum[last] > cs->done_cum)
+		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum);
+	cs->done = cs->ev_mark[last];
+	cs->done_cum = cs->ev_cum[last];
+	cs->head = (last + 1) % cs->nr_events;
+	cs->head_seq += n;
+	cs->nr -= n;
+}
+
+/*
+ * Wait until about @left_ns of @cs's queued work is left unfinished: the
+ * early hand-over. The token is then given away while our last kernels
+ * run, so that the next holder's wake-up and first launches overlap them
+ * and its kernels are queued by the time ours end (the GPU switches
+ * contexts once ours has no work). The end is predicted from the newest
+ * event with more than @left_ns of work after it, seen completing, and
+ * the measured GPU time per launch. Without a measurement, or with no
+ * event to go by: wait for everything (ctx_sync).
+ */
+void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
+{
+	uint64_t until = 0;
+
+	pthread_mutex_lock(&cs->lock);
+	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
+		uint64_t seq = cs->head_seq, now, after;
+		unsigned int i = 0, slot;
+		CUevent ev;
+
+		if (queued_ns(cs) <= left_ns) {
+			pthread_mutex_unlock(&cs->lock);
+			return;
+		}
+		if (!cs->nr)
+			break;
+		/* One event left: it is the end of our work, and waiting for
+		 * it would drain fully. Predict from the last one seen
+		 * completing instead, as wait_dry() does.
+		 */
+		if (cs->nr == 1 && cs->end_ns) {
+			now = gs_now_ns();
+			until = cs->end_ns;
+			if (until <= now + left_ns) {
+				pthread_mutex_unlock(&cs->lock);
+				return;
+			}
+			until -= left_ns;
+			break;
+		}
+		for (unsigned int k = 1; k < cs->nr; k++) {
+			slot = (cs->head + k) % cs->nr_events;
+			if (work_after(cs, slot) > left_ns)
+				i = k;
+		}
+		slot = (cs->head + i) % cs->nr_events;
+		ev = cs->ev[slot];
+		cs->throttled++;
+		pthread_mutex_unlock(&cs->lock);
+		real.cuEventSynchronize(ev);
+		now = gs_now_ns();
+		pthread_mutex_lock(&cs->lock);
+		cs->throttled--;
+		if (cs->head_seq != seq)
+			continue;	/* a throttled launch popped it: look again */
+		ctx_pop_locked(cs, i + 1);
+		ctx_unstamp_locked(cs);
+		after = queued_ns(cs);
+		if (after > left_ns) {
+			until = now + after - left_ns;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cs->lock);
+	if (!until) {
+		ctx_sync(cs);
+		return;
+	}
+	/* Sleep most of the way, spin the rest: a wake-up can be late. */
+	if (until > gs_now_ns() + GS_SPIN_NS)
+		sleep_until(until - GS_SPIN_NS);
+	while (gs_now_ns() < until)
+		;
+}
+
+/*
+ * GPU time allowed unfinished, once the launches are timed: so much that a
+ * yield drains within it whatever the kernels' size; while nobody else is
+ * attached to the token, a deeper queue (no yield to drain for; it hides
+ * the CPU's hiccups). *@floorp: the launches always allowed. Callers hold
+ * cs->lock.
+ */
+uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t ns = c->queue_alone_ns, floor = 2, next, now;
+
+	switch (dev_sharing(cs->d)) {
+	case SHARED_LATENCY:
+		/* Kernels longer than the bound run one at a time: each
+		 * costs a CPU round trip, but a latency client waits for
+		 * one kernel, not two.
+		 */
+		ns = latency_queue_ns(cs->d);
+		floor = 1;
+		next = atomic_load_explicit(&cs->d->lat_next, memory_order_relaxed);
+		if (!next)
+			break;
+		/* Its next request is predicted: until then, queue what
+		 * ends by then (up to the shared bound); from then until
+		 * it is overdue (lat_due()), one launch at a time.
+		 */
+		now = gs_now_ns();
+		if (now < next) {
+			ns = next - now;
+			if (ns > c->queue_ns)
+				ns = c->queue_ns;
+		} else if (now <= lat_due(cs->d, next)) {
+			ns = 0;
+		}
+		break;
+	case SHARED:
+		ns = c->queue_ns;
+		break;
+	case ALONE:
+		break;
+	}
+	/* A holder asked to yield must be done within the grace time. */
+	if (ns > grace_ns(cs->d) / 2)
+		ns = grace_ns(cs->d) / 2;
+	*floorp = floor;
+	return ns;
+}
+
+/*
+ * Must a launch of @key wait for room? By the predicted GPU time of what is
+ * queued and of this launch (queue_bound()), and never more than
+ * GS_QUEUE launches. Caller holds cs->lock.
+ */
+static bool queue_full(struct gs_ctx *cs, uint64_t key)
+{
+	uint64_t n = cs->launches - cs->done, floor, ns;
+
+	/* Until a launch is timed, its length may be anything: bound the
+	 * work in flight by count.
+	 */
+	if (!cs->est.mean)
+		return n >= GS_QUEUE_UNMEASURED;
+	ns = queue_bound(cs, &floor);
+	if (n < floor)
+		return false;
+	return n >= gs_config()->queue || queued_ns(cs) + launch_ns(cs, key) > ns;
+}
+
+/*
+ * Wait for @ev, recorded after @cs's newest launch: when it completes, the
+ * GPU has none of our work left. A blocking wait wakes tens of
+ * microseconds after that, the GPU idle all along, and a yield asked
+ * meanwhile waits for it too. So sleep until GS_SPIN_US before the
+ * predicted @end, then poll the event and the status page. DRY_YIELD, the
+ * work still running: asked to yield with no more than the hand-over
+ * allowance left; the early hand-over then gives the token away while our
+ * last kernel runs, and the next holder's kernel is queued when it ends.
+ * Polls no longer than twice the predicted time @est (a longer kernel, a
+ * time-sliced GPU), then blocks. Called without cs->lock.
+ */
+int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
+{
+	const struct gs_config *c = gs_config();
+	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
+	uint64_t wake = end - c->spin_ns, due, from;
+
+	/* A latency client's request due first: be up for its yield. */
+	from = lat_watch(cs->d, now, &due);
+	if (from && from < wake)
+		wake = from;
+	if (end > now + c->spin_ns && wake > now)
+		sleep_until(wake);
+	for (;;) {
+		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+			return DRY_SEEN;
+		now = gs_now_ns();
+		if (handover_ns(cs->d) && end <= now + handover_left(cs->d) &&
+		    YIELD_ASKED(dev_flags(cs->d)))
+			return DRY_YIELD;
+		if (now > until)
+			break;
+		sched_yield();
+	}
+	real.cuEventSynchronize(ev);
+	return DRY_SEEN;
+}
+
+/*
+ * Wait for @ev, recorded after some but not all of our queued launches.
+ * Blocking, unless a latency client's next request is predicted
+ * (lat_watch()) within @reach_ns from now: then look at the event and the
+ * status page every GS_YIELD_POLL_NS until GS_SPIN_US before the
+ * request, and without sleeping from then until it is overdue. Returns
+ * DRY_YIELD when asked to yield (the gate then gives the token away
+ * early), else DRY_SEEN. The caller picks @reach_ns (wait_reach()).
+ */
+static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns)
+{
+	struct gs_dev *d = cs->d;
+	uint64_t now = gs_now_ns(), until = 0, from = 0;
+
+	if (real.cuEventQuery && reach_ns)
+		from = lat_watch(d, now, &until);
+	if (from > now && from - now > reach_ns)
+		from = 0;
+	while (from) {
+		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+			return DRY_SEEN;
+		if (YIELD_ASKED(dev_flags(d)))
+			return DRY_YIELD;
+		now = gs_now_ns();
+		if (now >= until)
+			break;
+		if (now < from)
+			sleep_until(now + GS_YIELD_POLL_NS < from ?
+				    now + GS_YIELD_POLL_NS : from);
+		else
+			sched_yield();
+	}
+	real.cuEventSynchronize(ev);
+	return DRY_SEEN;
+}
+
+/*
+ * How far ahead a latency client's request makes wait_ev() poll, for a wait
+ * on event @slot: 0 (never) until our launch length is measured, as far
+ * as predicted once it is steady, else only within the wait, at the
+ * predicted lengths. Polling answers a yield as soon as it is asked, where
+ * a blocking wake-up comes tens of microseconds after the event; launches
+ * of many lengths make the prediction too uncertain to poll for long.
+ * Caller holds cs->lock.
+ */
+static uint64_t wait_reach(struct gs_ctx *cs, unsigned int slot)
+{
+	if (!cs->est.mean)
+		return 0;
+	if (!gs_est_unsteady(&cs->est))
+		return UINT64_MAX;
+	return queued_ns(cs) - work_after(cs, slot);
+}
+
+/* Wait while too much of @cs's work may be unfinished for a launch of @key. */
+void throttle(struct gs_ctx *cs, uint64_t key)
+{
+	pthread_mutex_lock(&cs->lock);
+	while (cs->nr && queue_full(cs, key)) {
+		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
+		CUevent ev = cs->ev[cs->head];
+		uint64_t now, end = 0, est = cs->est.mean;
+		uint64_t reach = wait_reach(cs, cs->head);
+		int dry;
+
+		/* The last of our work, with a predicted end: see wait_dry(). */
+		if (mark == cs->launches && est && cs->end_ns &&
+		    gs_config()->spin_ns && real.cuEventQuery)
+			end = cs->end_ns;
+		cs->throttled++;
+		pthread_mutex_unlock(&cs->lock);
+		STAT_INC(throttle_waits);
+		if (real.cuEventQuery &&
+		    real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+			dry = DRY_SEEN;
+		else if (end)
+			dry = wait_dry(cs, ev, end, est);
+		else
+			dry = wait_ev(cs, ev, reach);
+		now = gs_now_ns();
+		pthread_mutex_lock(&cs->lock);
+		cs->throttled--;
+		if (dry == DRY_YIELD) {
+			/* Asked to yield: launch_begin() gives the token
+			 * away through the gate; the event is still ours.
+			 */
+			STAT_INC(dry_yields);
+			break;
+		}
+		if (cs->head_seq == seq) {	/* nobody popped it meanwhile */
+			ctx_pop_locked(cs, 1);
+			cs->end_ns = cs->est.mean ? now + queued_ns(cs) : 0;
+		}
+	}
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/* An event on @stream after our launches so far. Caller holds cs->lock. */
+static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
+{
+	CUresult (*rec)(CUevent, CUstream);
+	unsigned int slot = (cs->head + cs->nr) % cs->nr_events;
+
+	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
+	/* Recorded on the launch's own stream: an event on the legacy
+	 * stream would serialise every blocking stream.
+	 */
+	if (!rec || cs->nr + cs->prev_ok >= cs->nr_events ||
+	    rec(cs->ev[slot], stream) != CUDA_SUCCESS)
+		return false;
+	cs->ev_mark[slot] = cs->launches;
+	cs->ev_cum[slot] = cs->cum_ns;
+	cs->ev_key[slot] = key;
+	cs->ev_stream[slot] = stream;
+	cs->nr++;
+	cs->last_mark = cs->launches;
+	return true;
+}
+
+/*
+ * Is the launch about to be queued on @cs one to time? Every one beside a
+ * latency-class client, whose requests our queue goes by kernel by kernel,
+ * and every one until the first is timed; else one in about GS_TIME_EVERY,
+ * at varied intervals so that a repeating mix of kernels is sampled
+ * throughout: an event costs the launching thread a driver call, which a
+ * program of short kernels alone on the GPU pays in throughput. Caller
+ * holds cs->lock.
+ */
+static bool time_this(struct gs_ctx *cs)
+{
+	return !cs->est.mean || cs->launches >= cs->sample_at ||
+	       dev_sharing(cs->d) == SHARED_LATENCY;
+}
+
+/*
+ * How many launches to one timed, and to one event at least, away from a
+ * latency-class client: fewer events still while nobody else is attached,
+ * where a yield is not even pending.
+ */
+static unsigned int time_every(struct gs_ctx *cs)
+{
+	return dev_sharing(cs->d) == ALONE ? GS_TIME_EVERY_ALONE : GS_TIME_EVERY;
+}
+
+/* The launch just queued was timed: when to time the next one. */
+static void timed_one(struct gs_ctx *cs)
+{
+	unsigned int every = time_every(cs);
+
+	cs->rng = cs->rng * 6364136223846793005ull + 1442695040888963407ull;
+	cs->sample_at = cs->launches + every / 2 + (cs->rng >> 32) % every;
+}
+
+/*
+ * A timed launch needs an event just before it on its
+ * stream, the last one, still pending (the kernel then starts as it
+ * completes), or a fresh one (the GPU ran out of our work, or the last
+ * event is on another stream: its time is not the kernel's start). Room is
+ * left for the event after it. Caller holds cs->lock.
+ */
+bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz)
+{
+	unsigned int last = (cs->head + cs->nr + cs->nr_events - 1) % cs->nr_events;
+
+	if (!real.cuEventQuery || cs->nr + cs->prev_ok + 2 > cs->nr_events ||
+	    !time_this(cs))
+		return false;
+	if (cs->nr && cs->ev_mark[last] == cs->launches &&
+	    cs->ev_stream[last] == stream &&
+	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY)
+		return true;
+	return ev_push(cs, stream, ptsz, 0);
+}
+
+/*
+ * The events at the head of @cs's ring that completed: pop them, so that
+ * their frames are samples even when nothing waits for them (a program
+ * that waits on its own events never fills our queue). Stops at the first
+ * one still pending. Caller holds cs->lock.
+ */
+static void ctx_reap_locked(struct gs_ctx *cs)
+{
+	unsigned int n = 0;
+
+	while (n < cs->nr &&
+	       real.cuEventQuery(cs->ev[(cs->head + n) % cs->nr_events]) ==
+	       CUDA_SUCCESS)
+		n++;
+	if (n)
+		ctx_pop_locked(cs, n);
+}
+
+/*
+ * Account one queued launch of @key, and record an event after it if it
+ * is timed: with the one before it (frame_start()), its GPU time.
+ */
+void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
+		   bool framed_start)
+{
+	uint64_t len;
+
+	pthread_mutex_lock(&cs->lock);
+	len = launch_ns(cs, key);
+	cs->launches++;
+	cs->cum_ns += len;
+	if (cs->end_ns) {
+		uint64_t now = gs_now_ns();
+
+		cs->end_ns = (cs->end_ns > now ? cs->end_ns : now) + len;
+	} else if (cs->est.mean && cs->launches - cs->done == 1) {
+		/* Nothing else of ours queued: this kernel starts about now
+		 * (after another holder's last, at worst), and its end can
+		 * be predicted before any completion is seen. So the first
+		 * kernel after a grant is polled for too (wait_dry()), and
+		 * a yield during it hands over early (ctx_drain_to()).
+		 */
+		cs->end_ns = gs_now_ns() + len;
+	}
+	if (cs->nr + cs->prev_ok < cs->nr_events) {
+		unsigned int last = (cs->head + cs->nr + cs->nr_events - 1) %
+				    cs->nr_events;
+		uint64_t framed = 0;
+
+		/* The event just before this launch on its stream marks its
+		 * start (frame_start()). Two threads launching on one stream
+		 * at once may order their kernels one way and their events
+		 * the other: that sample is off, once, and averaged away.
+		 */
+		if (framed_start && cs->nr &&
+		    cs->ev_mark[last] + 1 == cs->launches &&
+		    cs->ev_stream[last] == stream)
+			framed = key;
+		/* Untimed launches get an event now and then, so that
+		 * what is in flight is known (the queue bound, a drain).
+		 */
+		if ((framed || cs->launches - cs->last_mark >= time_every(cs) / 2 ||
+		     time_this(cs)) && ev_push(cs, stream, ptsz, framed)) {
+			if (framed)
+				timed_one(cs);
+			ctx_reap_locked(cs);
+		}
+	}
+	pthread_mutex_unlock(&cs->lock);
+}

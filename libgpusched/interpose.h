@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The transparent face: gate the CUDA driver API calls that submit work to
+ * a GPU, so that processes take turns through the token of each GPU. The
+ * state the interposer's files share, one concern each:
+ *  - hooks.c: the real driver's entry points, the launch wrappers, and
+ *    their replacement in cuGetProcAddress and dlsym;
+ *  - gate.c: the gate's state per GPU (gate_fsm.h) and the slow path of a
+ *    launch that does not hold the token;
+ *  - inflight.c: our own events around every launch, each launch timed on
+ *    the GPU's clock, and the work in flight bounded by that time;
+ *  - neighbour.c: a latency-class client and its neighbour (periods, early
+ *    asks, holding back, launching beside the holder);
+ *  - idle.c: the thread that gives a token back and answers yields when
+ *    no launch comes;
+ *  - context.c: per GPU and per context state, the status page's values,
+ *    exit and fork;
+ *  - stats.c: GPUSCHED_STATS;
+ *  - estimate.c and period.c: pure arithmetic, unit-tested.
+ * Documentation/library.md describes the gate and its states.
+ */
+#ifndef GS_INTERPOSE_H
+#define GS_INTERPOSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cuda_abi.h"
+#include "estimate.h"
+#include "gate_fsm.h"
+#include "internal.h"
+#include "period.h"
+#include "tune.h"
+
+#define GS_EXPORT __attribute__((visibility("default")))
+
+typedef CUresult (*launch_kernel_fn)(CUfunction, unsigned int, unsigned int,
+				     unsigned int, unsigned int, unsigned int,
+				     unsigned int, unsigned int, CUstream,
+				     void **, void **);
+typedef CUresult (*launch_kernel_ex_fn)(const CUlaunchConfig *, CUfunction,
+					void **, void **);
+typedef CUresult (*launch_coop_fn)(CUfunction, unsigned int, unsigned int,
+				   unsigned int, unsigned int, unsigned int,
+				   unsigned int, unsigned int, CUstream,
+				   void **);
+typedef CUresult (*graph_launch_fn)(CUgraphExec, CUstream);
+typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
+				   CUdriverProcAddressQueryResult *);
+typedef CUresult (*ctx_fn)(CUcontext);
+typedef CUresult (*dev_fn)(CUdevice);
+typedef CUresult (*init_fn)(unsigned int);
+
+struct real_tab {
+	launch_kernel_fn cuLaunchKernel, cuLaunchKernel_ptsz;
+	launch_kernel_ex_fn cuLaunchKernelEx, cuLaunchKernelEx_ptsz;
+	launch_coop_fn cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz;
+	graph_launch_fn cuGraphLaunch, cuGraphLaunch_ptsz;
+	get_proc_v1_fn cuGetProcAddress;
+	get_proc_v2_fn cuGetProcAddress_v2;
+	ctx_fn cuCtxDestroy, cuCtxDestroy_v2;
+	dev_fn cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2;
+	dev_fn cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2;
+	init_fn cuInit;
+	/* helpers, never replaced */
+	CUresult (*cuCtxGetCurrent)(CUcontext *);
+	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuCtxPushCurrent_v2)(CUcontext);
+	CUresult (*cuCtxPopCurrent_v2)(CUcontext *);
+	CUresult (*cuCtxSynchronize)(void);
+	CUresult (*cuDeviceGetUuid)(CUuuid *, CUdevice);
+	CUresult (*cuDeviceGetUuid_v2)(CUuuid *, CUdevice);
+	CUresult (*cuEventCreate)(CUevent *, unsigned int);
+	CUresult (*cuEventRecord)(CUevent, CUstream);
+	CUresult (*cuEventRecord_ptsz)(CUevent, CUstream);
+	CUresult (*cuEventSynchronize)(CUevent);
+	CUresult (*cuEventQuery)(CUevent);
+	CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*cuStreamIsCapturing_ptsz)(CUstream, CUstreamCaptureStatus *);
+	CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+};
+
+enum gs_route { ROUTE_SYMBOL, ROUTE_PROCADDR, ROUTE_DLSYM, NR_ROUTES };
+
+struct gs_stats {
+	atomic_ullong launches[NR_ROUTES];
+	atomic_ullong gated;		/* launched holding the token */
+	atomic_ullong unscheduled;	/* launched without a token service */
+	atomic_ullong captured;		/* stream capture: no work submitted */
+	atomic_ullong beside;		/* latency class beside the holder */
+	atomic_ullong beside_grants;	/* ... then granted to the idle thread */
+	atomic_ullong beside_yields;	/* asked to yield, gave it and went beside */
+	atomic_ullong denied;		/* GPUSCHED_FAIL=closed */
+	atomic_ullong acquires;
+	atomic_ullong yields;
+	atomic_ullong idle_releases;
+	atomic_ullong yield_releases;	/* yield answered by the idle thread */
+	atomic_ullong drains;
+	atomic_ullong throttle_waits;
+	atomic_ullong dry_yields;	/* yields seen polling the last event */
+	atomic_ullong timed;		/* kernels timed on the GPU (gs_klen) */
+	/* A periodic latency client's acquires at a request (acquire_kind()) */
+	atomic_ullong acq_again, acq_unpredicted, acq_off_beat, acq_on_beat;
+	atomic_ullong early_asks;	/* tokens granted ahead of our request */
+	atomic_ullong early_hits;	/* ... that our request then found */
+	atomic_ullong early_misses;	/* ... given back with no request */
+	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
+	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
+};
+extern struct gs_stats stats GS_HIDDEN;
+
+/*
+ * The token's way, timed for GPUSCHED_STATS (the last GS_TIMES of each,
+ * in microseconds): how long a grant took to come (acquire and yield
+ * calls), and how long after a yield was asked the token was given away.
+ */
+#define GS_TIMES 4096
+struct gs_times {
+	atomic_uint n;
+	uint32_t us[GS_TIMES];
+};
+
+extern struct gs_times t_grant, t_answer GS_HIDDEN;
+
+#define STAT_INC(f) atomic_fetch_add_explicit(&stats.f, 1, memory_order_relaxed)
+#define STAT_GET(f) atomic_load_explicit(&stats.f, memory_order_relaxed)
+
+struct gs_dev;
+
+/* A CUDA context seen launching, with its ring of progress events. */
+struct gs_ctx {
+	struct gs_ctx *next;		/* G.ctxs, append-only */
+	struct gs_ctx *dev_next;	/* d->ctxs, append-only */
+	CUcontext ctx;
+	CUdevice ordinal;
+	struct gs_dev *d;
+	atomic_bool dead;		/* the context was destroyed */
+	pthread_mutex_t lock;		/* everything below */
+	uint64_t launches;		/* gated launches queued */
+	uint64_t done;			/* launches known to have finished */
+	uint64_t head_seq;		/* events popped so far */
+	uint64_t last_mark;		/* launches when the last event was recorded */
+	uint64_t sample_at;		/* the next launch to time (time_this()) */
+	uint64_t rng;			/* varies the interval between them */
+	unsigned int head, nr;
+	CUevent ev[GS_RING];
+	uint64_t ev_mark[GS_RING];
+	/* cum_ns when each event was recorded. */
+	uint64_t ev_cum[GS_RING];
+	/* The key of the launch an event follows, if the event before it
+	 * marks that launch's start (frame_start()): the two events' GPU
+	 * times then frame that kernel. 0: no.
+	 */
+	uint64_t ev_key[GS_RING];
+	CUstream ev_stream[GS_RING];
+	/* The newest event popped, kept unrecorded for the next one's
+	 * frame while prev_ok (so the ring holds one event fewer).
+	 */
+	unsigned int prev;
+	bool prev_ok;
+	unsigned int nr_events;		/* events created */
+	unsigned int throttled;		/* threads waiting in throttle() */
+	/* GPU time per launch, from our own events around each launch
+	 * (klen_sample()): bounds the queue in time as well as in launches.
+	 * est.mean 0: not known yet.
+	 */
+	struct gs_est est;
+	/* The same per kernel, by what was launched. */
+	/* Each launch's predicted GPU time (launch_ns()), summed over all
+	 * launches, and up to cs->done: what is queued is the difference.
+	 */
+	uint64_t cum_ns, done_cum;
+	struct gs_klen klen[GS_KLEN];
+	/* When our queued work will be done, predicted: from the last event
+	 * seen completing, or a launch into an empty queue, then each launch
+	 * adds its length after the end so far or after its own time (the
+	 * queue may have run dry). 0: not known (the length unknown, or
+	 * nothing seen completing or launched alone since the grant).
+	 */
+	uint64_t end_ns;
+};
+
+enum gs_dev_mode { DEV_NEW, DEV_OPEN, DEV_UNSCHED };
+
+/* One GPU, by UUID: one token client for all contexts on it. */
+struct gs_dev {
+	struct gs_dev *next;		/* G.devs, append-only */
+	unsigned char uuid[GPUSCHED_UUID_LEN];
+	char name[42];	/* GPU-xxxxxxxx-..., as nvidia-smi and sysfs */
+	pthread_mutex_t lock;		/* slow path: open, acquire, drain, release */
+	struct gpusched *_Atomic g;	/* NULL: no client */
+	atomic_uint launching;		/* launches past the fast path */
+	atomic_bool draining;		/* giving the token away: stay off */
+	atomic_ullong launches;		/* gated launches, for idle detection */
+	struct gs_ctx *_Atomic ctxs;
+	enum gs_dev_mode mode;		/* under lock */
+	uint64_t retry_at;		/* DEV_UNSCHED: next try to connect */
+	/* the idle thread's view */
+	uint64_t seen_launches, seen_at;
+	/*
+	 * A periodic latency-class client (lat_observe(), under lock). The
+	 * prediction is read without the lock (queue_bound()):
+	 * the next request is expected from lat_next on (0: none), off the
+	 * beat after lat_tol, given up for after lat_due(). A client that
+	 * says when its request comes (GPUSCHED_ACQUIRE_DUE) asks lat_lead
+	 * before it (0: it does not say; lat_next is then when it asks).
+	 */
+	struct gs_period lat;
+	atomic_ullong lat_next, lat_tol, lat_lead;
+	/* The last yield_due_ns that came when predicted (lat_expected()). */
+	atomic_ullong lat_hit;
+	/*
+	 * Our own requests, when this process is a periodic latency-class
+	 * client (under lock: gate_slow() notes them, the idle thread reads
+	 * them). ask_early() asks for the token the lead
+	 * before the next one is due (self_next; 0: no period), once per
+	 * request (asked_for), and keeps it idle for the request until
+	 * early_until (0: the token we hold was not asked early). early is
+	 * set while such an ask is under way or early_until is set: a launch
+	 * then waits for the status page to say the token is ours, not for
+	 * d->lock, and once it is, records when it came in early_req (the
+	 * first only) for ask_early() or idle_check() to note (early_done()).
+	 */
+	struct gs_period self;
+	uint64_t self_next, asked_for, early_until;
+	atomic_bool early;
+	atomic_ullong early_req;
+	/*
+	 * A latency-class request launched beside the holder at beside_ask
+	 * (0: none), for which the idle thread asks for the token.
+	 */
+	atomic_ullong beside_ask;
+};
+
+struct gs_global {
+	pthread_mutex_t lock;		/* lists, thread start */
+	pthread_cond_t cond;		/* wakes the idle thread */
+	struct gs_dev *_Atomic devs;
+	struct gs_ctx *_Atomic ctxs;
+	atomic_uint gen;		/* bumped when a context dies */
+	bool bg_started, bg_stop, bg_kick;
+	pthread_t bg;
+	bool hooks_registered;
+	atomic_bool warned_no_service, warned_lost, warned_params, warned_err;
+};
+extern struct gs_global G GS_HIDDEN;
+
+enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
+
+/* What a wait for our work ended with (wait_dry(), wait_ev()). */
+enum { DRY_SEEN, DRY_YIELD };
+
+enum { GATE_HELD, GATE_BESIDE, GATE_UNSCHED, GATE_DENIED, GATE_RETRY };
+
+extern struct real_tab real GS_HIDDEN;
+
+/* context.c */
+GS_HIDDEN void ensure_process_init(void);
+GS_HIDDEN struct gs_ctx *ctx_current(void);
+GS_HIDDEN void ctx_forget(CUcontext ctx, int ordinal);
+GS_HIDDEN uint64_t grace_ns(struct gs_dev *d);
+GS_HIDDEN bool is_latency(const struct gpusched *g);
+GS_HIDDEN uint64_t latency_queue_ns(struct gs_dev *d);
+GS_HIDDEN uint64_t handover_ns(struct gs_dev *d);
+GS_HIDDEN uint64_t idle_wanted(const struct gpusched *g);
+GS_HIDDEN enum gs_sharing dev_sharing(struct gs_dev *d);
+GS_HIDDEN bool dev_wanted(const struct gpusched *g, uint32_t fl);
+GS_HIDDEN uint32_t dev_flags(struct gs_dev *d);
+GS_HIDDEN uint64_t dev_yield_due(struct gs_dev *d);
+GS_HIDDEN void sleep_until(uint64_t t);
+
+/* stats.c */
+GS_HIDDEN void times_add(struct gs_times *t, uint64_t ns);
+GS_HIDDEN void print_stats(void);
+
+/* inflight.c */
+GS_HIDDEN void dev_unstamp(struct gs_dev *d);
+GS_HIDDEN void ctx_empty_locked(struct gs_ctx *cs);
+GS_HIDDEN bool ctx_busy(struct gs_ctx *cs);
+GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
+GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
+GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
+GS_HIDDEN void throttle(struct gs_ctx *cs, uint64_t key);
+GS_HIDDEN bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz);
+GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key, bool framed_start);
+
+/* neighbour.c */
+GS_HIDDEN void lat_observe(struct gs_dev *d, const struct gpusched *g, uint32_t fl, uint64_t now);
+GS_HIDDEN uint64_t lat_due(const struct gs_dev *d, uint64_t next);
+GS_HIDDEN uint64_t handover_left(struct gs_dev *d);
+GS_HIDDEN uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until);
+GS_HIDDEN void self_note(struct gs_dev *d, uint64_t t);
+GS_HIDDEN void early_done(struct gs_dev *d, uint64_t t);
+GS_HIDDEN atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t);
+GS_HIDDEN bool beside_now(struct gs_dev *d, const struct gpusched *g);
+GS_HIDDEN void beside_ask(struct gs_dev *d, uint64_t t);
+GS_HIDDEN bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next);
+GS_HIDDEN bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next);
+
+/* gate.c */
+GS_HIDDEN void drain_locked(struct gs_dev *d, bool early);
+GS_HIDDEN int service_missing(struct gs_dev *d, int err, bool lost);
+GS_HIDDEN void retire_locked(struct gs_dev *d);
+GS_HIDDEN bool conn_error(int err);
+GS_HIDDEN void yield_answered(const struct gpusched *g, uint64_t now);
+GS_HIDDEN int gate_enter(struct gs_dev *d);
+
+/* idle.c */
+GS_HIDDEN void kick_idle_thread(void);
+
+#endif /* GS_INTERPOSE_H */

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Per-process statistics, printed at exit with GPUSCHED_STATS=1.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "interpose.h"
+
+struct gs_stats stats;
+
+struct gs_times t_grant, t_answer;
+
+void times_add(struct gs_times *t, uint64_t ns)
+{
+	unsigned int i = atomic_fetch_add_explicit(&t->n, 1, memory_order_relaxed);
+
+	__atomic_store_n(&t->us[i % GS_TIMES],
+			 (uint32_t)(ns / 1000 > UINT32_MAX ? UINT32_MAX : ns / 1000),
+			 __ATOMIC_RELAXED);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void times_print(const char *what, struct gs_times *t)
+{
+	unsigned int n = atomic_load(&t->n);
+	uint32_t v[GS_TIMES];
+
+	if (!n)
+		return;
+	if (n > GS_TIMES)
+		n = GS_TIMES;
+	for (unsigned int i = 0; i < n; i++)
+		v[i] = __atomic_load_n(&t->us[i], __ATOMIC_RELAXED);
+	qsort(v, n, sizeof(*v), cmp_u32);
+	gs_log("stats %s_us p50=%u p90=%u p99=%u max=%u of the last %u", what,
+	       v[(n - 1) / 2], v[(n - 1) * 9 / 10], v[(n - 1) * 99 / 100],
+	       v[n - 1], n);
+}
+
+void print_stats(void)
+{
+	const struct gs_config *c = gs_config();
+
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu early_asks=%llu early_hits=%llu early_misses=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu timed=%llu%s%s",
+	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
+	       STAT_GET(launches[ROUTE_DLSYM]),
+	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
+	       STAT_GET(launches[ROUTE_DLSYM]), STAT_GET(gated),
+	       STAT_GET(unscheduled), STAT_GET(captured), STAT_GET(denied),
+	       STAT_GET(acquires), STAT_GET(yields), STAT_GET(idle_releases),
+	       STAT_GET(yield_releases), STAT_GET(drains),
+	       STAT_GET(throttle_waits), STAT_GET(dry_yields),
+	       STAT_GET(early_asks),
+	       STAT_GET(early_hits), STAT_GET(early_misses),
+	       STAT_GET(procaddr_hooks),
+	       STAT_GET(dlsym_hooks), STAT_GET(beside),
+	       STAT_GET(beside_grants), STAT_GET(beside_yields), STAT_GET(timed),
+	       c->label[0] ? " label=" : "", c->label);
+	/* A periodic latency-class neighbour, per GPU (read racily: the
+	 * idle thread is stopped, an application thread may not be).
+	 */
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		unsigned int n = __atomic_load_n(&d->lat.count, __ATOMIC_RELAXED);
+		uint64_t p = __atomic_load_n(&d->lat.period, __ATOMIC_RELAXED);
+
+		if (n)
+			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",
+			       d->name, (unsigned long long)(p / 1000), n);
+	}
+	if (STAT_GET(acq_again) + STAT_GET(acq_unpredicted) +
+	    STAT_GET(acq_off_beat) + STAT_GET(acq_on_beat))
+		gs_log("stats latency_acquires again=%llu unpredicted=%llu off_beat=%llu on_beat=%llu",
+		       STAT_GET(acq_again), STAT_GET(acq_unpredicted),
+		       STAT_GET(acq_off_beat), STAT_GET(acq_on_beat));
+	times_print("grant_wait", &t_grant);
+	times_print("yield_answer", &t_answer);
+	/* What the queue bound was measured against, per context. */
+	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f"
+		       " us_dev=%.1f",
+		       (void *)cs->ctx, cs->d->name,
+		       (unsigned long long)cs->launches, cs->est.mean / 1000.0,
+		       cs->est.dev / 1000.0);
+}

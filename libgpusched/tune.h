@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The library's internal constants, each with its reason. None is a user
+ * setting: users set policy (GPUSCHED_WEIGHT, _CLASS, _CAP, _LABEL) and
+ * deployment (GPUSCHED_BACKEND, _ARBITER, _FAIL, _MPS). What a latency-class
+ * client is promised (its neighbour's queue, the hand-over allowance) is the
+ * service's, per GPU, on the status page; the values here stand in only
+ * where a service does not say. The tests may override the ones config.c
+ * lists in GPUSCHED_TUNE=name=value,... (undocumented for users).
+ */
+#ifndef GS_TUNE_H
+#define GS_TUNE_H
+
+/* A token held with no launch this long goes back: longer than a program's gaps between launches, short next to a time slice. */
+#define GS_IDLE_US 2000
+/* A latency-class holder gives it back this soon once someone waits: it asks again, or launches beside, when it needs the GPU. */
+#define GS_IDLE_LATENCY_US 100
+/* Launches in flight at most: the driver's push buffer, not the GPU, would otherwise bound them. */
+#define GS_QUEUE 1024
+/* Launches in flight before one is timed on the GPU: their length may be anything. */
+#define GS_QUEUE_UNMEASURED 4
+/* GPU time in flight while others share the token: a yield drains within it, and a loop launching at Python's pace keeps the GPU busy. */
+#define GS_QUEUE_US 10000
+/* GPU time in flight while nobody else is attached: no yield to drain for, and it hides the CPU's hiccups. */
+#define GS_QUEUE_ALONE_US 20000
+/* GPU time in flight beside a latency-class client, where the service does not say: the client's request waits no longer. */
+#define GS_QUEUE_LATENCY_US 300
+/* Work left running at a hand-over, where the service does not say: the next holder's wake-up and first launches hide behind it. */
+#define GS_HANDOVER_US 600
+/* Left running at a hand-over to a latency-class request that came off its predicted beat: the token's way, no more. */
+#define GS_LAT_HANDOVER_NS 100000ull
+/* Poll, not sleep, this close to the predicted end of our work: a blocking wake-up comes tens of microseconds late. */
+#define GS_SPIN_US 200
+/* An early hand-over spins this last stretch rather than trust a wake-up. */
+#define GS_SPIN_NS 100000ull
+/* While someone waits for a token we hold, the idle thread looks this often: a yield is answered even when no launch comes. */
+#define GS_YIELD_POLL_NS 50000ull
+/* A latency-class client asks for the token this far ahead of its predicted request where the service passes the time on: it covers the token's way. */
+#define GS_LEAD_DUE_US 400
+/* ... and this far where the service does not: the holder idles the GPU for the lead. */
+#define GS_LEAD_US 100
+/* The idle thread waits for an early or beside grant this long at most: it has other GPUs to watch. */
+#define GS_EARLY_WAIT_NS 20000000ull
+/* Away from a latency-class client, time about one launch in this many (and record an event after one in half as many, so that what is in flight stays known): each costs the launching thread a driver call or two. */
+#define GS_TIME_EVERY 16
+/* ... and while nobody else is attached: no yield is pending, and a program of short kernels alone pays every call in throughput. */
+#define GS_TIME_EVERY_ALONE 64
+/* Events per context: up to one after every launch, so a queue's worth. */
+#define GS_RING 64
+/* Kernel lengths remembered per context, by what was launched; tries per key. */
+#define GS_KLEN 128
+#define GS_KLEN_PROBE 8
+
+#endif /* GS_TUNE_H */

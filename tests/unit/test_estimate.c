@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of the library's launch-length arithmetic
+ * (libgpusched/estimate.c): the mean and deviation of GPU-timed samples,
+ * the table of lengths by what was launched, launch keys and the
+ * conversion of cuEventElapsedTime's milliseconds. Made-up samples in ns.
+ * tests/unit/estimate.t runs it plainly and under ASan+UBSan.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tap.h"
+#include "estimate.h"
+
+#define US 1000ull
+
+static void t_first(void)
+{
+	struct gs_est e = { 0 };
+
+	CHECK(!gs_est_unsteady(&e), "no sample: not unsteady");
+	gs_est_add(&e, 100 * US);
+	CHECK(e.mean == 100 * US, "the first sample is the mean (%llu)",
+	      (unsigned long long)e.mean);
+	CHECK(e.dev == 0, "and no deviation yet");
+}
+
+static void t_follow(void)
+{
+	struct gs_est e = { 0 };
+	int n = 0;
+
+	gs_est_add(&e, 1500 * US);
+	/* Kernels that shrink to 100 us: the mean follows within 20 samples. */
+	while (e.mean > 110 * US && n < 100) {
+		gs_est_add(&e, 100 * US);
+		n++;
+	}
+	CHECK(n > 0 && n <= 20, "1500 -> 100 us within 20 samples (%d)", n);
+	CHECK(e.mean >= 100 * US, "never below the samples (%llu)",
+	      (unsigned long long)e.mean);
+}
+
+static void t_steady(void)
+{
+	struct gs_est e = { 0 };
+
+	for (int i = 0; i < 64; i++)
+		gs_est_add(&e, (i & 1 ? 105 : 95) * US);
+	CHECK(!gs_est_unsteady(&e), "+-5%% is steady (mean %llu dev %llu)",
+	      (unsigned long long)e.mean, (unsigned long long)e.dev);
+	for (int i = 0; i < 64; i++)
+		gs_est_add(&e, (i % 8 == 7 ? 1000 : 20) * US);
+	CHECK(gs_est_unsteady(&e), "seven of 20 us, one of 1 ms is unsteady (mean %llu dev %llu)",
+	      (unsigned long long)e.mean, (unsigned long long)e.dev);
+}
+
+static void t_klen(void)
+{
+	struct gs_klen tab[16];
+	struct gs_klen *a, *b;
+
+	memset(tab, 0, sizeof(tab));
+	CHECK(!gs_klen_find(tab, 16, 4, 7, false), "absent without add");
+	a = gs_klen_find(tab, 16, 4, 7, true);
+	CHECK(a && a->key == 7 && a->ns == 0, "made with add");
+	gs_klen_add(a, 50 * US);
+	CHECK(a->ns == 50 * US, "the first sample is the length");
+	gs_klen_add(a, 150 * US);
+	CHECK(a->ns == 75 * US, "then averaged 3:1 (%llu)", (unsigned long long)a->ns);
+	CHECK(gs_klen_find(tab, 16, 4, 7, false) == a, "found again");
+	/* 16 + 7: the same home slot; probed to the next. */
+	b = gs_klen_find(tab, 16, 4, 16 * 1024 + 7, true);
+	CHECK(b && b != a && a->key == 7, "a colliding key takes another place");
+}
+
+static void t_klen_full(void)
+{
+	struct gs_klen tab[4];
+	struct gs_klen *k;
+
+	memset(tab, 0, sizeof(tab));
+	for (uint64_t key = 1; key <= 4; key++)
+		gs_klen_add(gs_klen_find(tab, 4, 4, key, true), key * US);
+	k = gs_klen_find(tab, 4, 4, 99, true);
+	CHECK(k && k->key == 99 && k->ns == 0, "a full table gives the newest key a place");
+	CHECK(!gs_klen_find(tab, 4, 4, 1000, false), "and an absent key is still absent");
+}
+
+static void t_keys(void)
+{
+	static const int f, g;
+	uint64_t a = gs_launch_key(&f, 1, 1, 1, 128, 1, 1, 0);
+
+	CHECK(a != 0, "never 0");
+	CHECK(a == gs_launch_key(&f, 1, 1, 1, 128, 1, 1, 0), "the same launch, the same key");
+	CHECK(a != gs_launch_key(&g, 1, 1, 1, 128, 1, 1, 0), "another function, another key");
+	CHECK(a != gs_launch_key(&f, 2, 1, 1, 128, 1, 1, 0), "another grid, another key");
+	CHECK(gs_launch_key(NULL, 0, 0, 0, 0, 0, 0, 0) != 0, "nothing at all: still not 0");
+}
+
+static void t_elapsed(void)
+{
+	CHECK(gs_elapsed_ns(0.1f) > 99 * US && gs_elapsed_ns(0.1f) < 101 * US,
+	      "0.1 ms is 100 us (%llu ns)", (unsigned long long)gs_elapsed_ns(0.1f));
+	CHECK(gs_elapsed_ns(0.0f) == 1, "0 ms is a sample of 1 ns");
+	CHECK(gs_elapsed_ns(-1.0f) == 0, "negative is none");
+	CHECK(gs_elapsed_ns(NAN) == 0, "NaN is none");
+	CHECK(gs_elapsed_ns(60000.0f) == 0, "a minute is none");
+	CHECK(gs_elapsed_ns(50.0f) == 50000 * US, "50 ms (%llu ns)",
+	      (unsigned long long)gs_elapsed_ns(50.0f));
+}
+
+static const struct tap_test tests[] = {
+	{ "the first sample is the mean", t_first },
+	{ "the mean follows kernels that get shorter", t_follow },
+	{ "steady and unsteady lengths", t_steady },
+	{ "lengths by what was launched", t_klen },
+	{ "a full table", t_klen_full },
+	{ "launch keys", t_keys },
+	{ "milliseconds to nanoseconds", t_elapsed },
+};
+
+int main(int argc, char **argv)
+{
+	return tap_run(tests, ARRAY_SIZE(tests), argc, argv);
+}
