@@ -56,6 +56,8 @@ struct gs_client {
 	 */
 	struct task_struct *restart_task;
 	u64 restart_deadline;
+	struct gpusched_acquire restart_req;	/* the request, to match */
+	bool restart_yield;
 	/* Revoked, not yet reported (gs_gpu.overrun_work). Under gpu->lock. */
 	bool overrun_pending;
 	struct list_head node;		/* on gpu->clients, under gpu->lock */

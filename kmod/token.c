@@ -622,6 +622,33 @@ static long gs_restart_marker(struct restart_block *rb)
 	return -EINTR;
 }
 
+/* What the block holds once a restart was recognised: no restart pending. */
+static long gs_restart_done(struct restart_block *rb)
+{
+	return -EINTR;
+}
+
+/*
+ * Is this ACQUIRE the restart of the one that returned -ERESTARTNOHAND on
+ * @c? The same task, no handler run since (the marker is still there),
+ * and the same request. Consumes the marker either way. Caller holds the
+ * token's lock.
+ */
+static bool gs_client_restarted(struct gs_client *c,
+				const struct gpusched_acquire *a, bool yield)
+{
+	bool restarted = c->restart_task == current &&
+			 current->restart_block.fn == gs_restart_marker &&
+			 c->restart_yield == yield &&
+			 !memcmp(&c->restart_req, a, sizeof(*a));
+
+	if (c->restart_task == current &&
+	    current->restart_block.fn == gs_restart_marker)
+		current->restart_block.fn = gs_restart_done;
+	c->restart_task = NULL;
+	return restarted;
+}
+
 /**
  * gs_client_acquire() - ACQUIRE, or YIELD: release first, in one section
  * @c: the client
@@ -654,9 +681,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 
 	spin_lock_bh(&gpu->lock);
 	now = ktime_get_ns();
-	restarted = c->restart_task == current &&
-		    current->restart_block.fn == gs_restart_marker;
-	c->restart_task = NULL;
+	restarted = gs_client_restarted(c, a, yield);
 	if (timed)
 		deadline = restarted ? c->restart_deadline :
 			   now + min_t(u64, a->timeout_ns, KTIME_MAX - now);
@@ -702,6 +727,8 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 			err = -ERESTARTNOHAND;
 			c->restart_task = current;
 			c->restart_deadline = deadline;
+			c->restart_req = *a;
+			c->restart_yield = yield;
 			current->restart_block.fn = gs_restart_marker;
 		}
 	} else if (c->pol.state != GS_POL_HOLDING) {

@@ -265,6 +265,46 @@ TEST_F(hardening, handler_gives_eintr)
 	EXPECT_EQ(0, gs_release(self->h));
 }
 
+/*
+ * After EINTR the caller's next ACQUIRE, the same request, is a new call:
+ * its report is taken again (a restart's is not).
+ */
+TEST_F(hardening, call_after_eintr_is_new)
+{
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(fds));
+	ASSERT_EQ(0, gs_acquire(self->h, 0, 0));
+	pid = gs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct sigaction sa = { .sa_handler = on_usr1 };
+		struct gpusched_client_info ci;
+		int fd = gs_open_attached(GS_GPU_HARDENING);
+
+		sigaction(SIGUSR1, &sa, NULL);
+		if (fd < 0)
+			_exit(CH_SETUP);
+		if (acquire_ex(fd, false, 0, 0, 7 * MS) != -EINTR)
+			_exit(CH_RET);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(CH_SETUP);
+		if (acquire_ex(fd, false, 0, 0, 7 * MS))
+			_exit(CH_RET);
+		_exit(gs_info(fd, &ci) || ci.gpu_ns != 14 * MS ? CH_GPU : CH_OK);
+	}
+	close(fds[1]);
+	ASSERT_TRUE(gs_gpu_wait_waiting(self->gpu, 1));
+	ASSERT_EQ(0, kill(pid, SIGUSR1));
+	ASSERT_EQ(1, read(fds[0], &c, 1));	/* EINTR; asking again */
+	close(fds[0]);
+	ASSERT_TRUE(gs_gpu_wait_waiting(self->gpu, 1));
+	ASSERT_EQ(0, gs_release(self->h));
+	EXPECT_EQ(CH_OK, gs_wait(pid));
+}
+
 /* ---- bug 4 ---------------------------------------------------------- */
 
 TEST_F(hardening, private_mapping_refused)
