@@ -97,6 +97,8 @@ struct scl {
 	bool holding, waiting, yielded;
 	uint64_t grant_at, yield_at, wait_since, last_wait;
 	uint64_t release_at, wait_at;	/* its next actions, or NEVER */
+	/* the current or last grant, as seen: its held and GPU time */
+	uint64_t g_held, g_gpu;
 	/* totals of this attachment, as seen */
 	uint64_t held, grants, yields, unyields, revokes, eperms;
 	uint64_t wait_max;
@@ -165,12 +167,26 @@ static void sim_init(struct sim *s, int n, const struct gs_pol_params *p,
 
 static void sim_check(struct sim *s);
 
+/*
+ * What a grant is charged, as the driver works it out: max(held, GPU time
+ * reported for it), for @c's grant with @h more held and @r more reported.
+ */
+static uint64_t charge_seen(struct scl *c, uint64_t h, uint64_t r)
+{
+	uint64_t before = max64(c->g_held, c->g_gpu);
+
+	c->g_held += h;
+	c->g_gpu = min64(c->g_gpu + min64(r, UINT64_C(1) << 40), UINT64_C(1) << 62);
+	return max64(c->g_held, c->g_gpu) - before;
+}
+
 static void end_hold(struct sim *s, int i)
 {
 	struct scl *c = &s->c[i];
+	uint64_t charged = charge_seen(c, s->now - c->grant_at, 0);
 
-	c->held += s->now - c->grant_at;
-	s->held += s->now - c->grant_at;
+	c->held += charged;
+	s->held += charged;
 	c->holding = false;
 	c->yielded = false;
 	s->holder = -1;
@@ -230,6 +246,7 @@ static void sim_fx(struct sim *s, const struct gs_pol_effects *fx, int actor)
 		c->holding = true;
 		c->yielded = false;
 		c->grant_at = s->now;
+		c->g_held = c->g_gpu = 0;
 		c->grants++;
 		c->wait_max = max64(c->wait_max, waited);
 		s->grants++;
@@ -345,7 +362,9 @@ static void sim_check(struct sim *s)
 		const struct gs_pol_client *h = d->holder;
 
 		SCHECK(s, gs_pol_held_now(h, s->now) - h->held_ns ==
-			  s->now - c->grant_at, "running grant mis-measured");
+			  max64(c->g_held + s->now - c->grant_at, c->g_gpu) -
+			  max64(c->g_held, c->g_gpu),
+		       "running grant mis-measured");
 		SCHECK(s, h->yield_requested == c->yielded &&
 			  (!c->yielded || h->yield_at == c->yield_at),
 		       "yield state %d, seen %d", h->yield_requested,
@@ -420,6 +439,7 @@ static int sim_attach(struct sim *s, int i)
 	c->holding = c->waiting = c->yielded = false;
 	c->release_at = c->wait_at = NEVER;
 	c->held = c->grants = c->yields = c->unyields = c->revokes = 0;
+	c->g_held = c->g_gpu = 0;
 	c->eperms = 0;
 	c->wait_max = 0;
 	SCHECK(s, b->pc.state == GS_POL_IDLE && b->pc.vtime == s->d.min_vtime,
@@ -517,6 +537,21 @@ static void sim_release(struct sim *s, int i)
 		c->wait_at = max64(s->now, c->last_wait + c->period);
 	else if (c->sat)
 		c->wait_at = s->now + c->think;
+}
+
+/* @i reports @r ns of GPU time (for its current or last grant). */
+static void sim_report(struct sim *s, int i, uint64_t r)
+{
+	struct gs_pol_effects fx = { 0 };
+	struct scl *c = &s->c[i];
+	uint64_t charged;
+
+	s->op = "report";
+	charged = charge_seen(c, 0, r);
+	c->held += charged;
+	s->held += charged;
+	gs_pol_report_gpu(&s->d, c->pc, r, s->now, &fx);
+	sim_call_done(s, &fx, i);
 }
 
 static void sim_tick(struct sim *s)
@@ -1758,6 +1793,11 @@ static bool random_seed(uint64_t seed, uint64_t ops)
 			/* up to 73 minutes: past GS_MAX_SPAN (2^40 ns) */
 			stall(&s, chance(r, 4) ? rnd_range(r, 1, 1ULL << 42) :
 			      rnd_range(r, 1, 10 * SEC));
+		} else if (k < 88) {
+			/* GPU time: mostly below a slice, now and then huge */
+			if (i >= 0)
+				sim_report(&s, i, chance(r, 20) ? rnd(r) :
+					   rnd_range(r, 0, 60 * MS));
 		} else {
 			sim_run(&s, s.now + rnd_range(r, 0, 300 * MS));
 		}
