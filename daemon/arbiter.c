@@ -156,30 +156,23 @@ static uint64_t now_ns(void)
  */
 static void status_sync(struct arb_client *c, uint64_t now)
 {
-	struct gpusched_status *st = c->page;
-	struct gs_pol_client *pc = &c->pol;
-	uint32_t flags = gs_pol_status_flags(pc);
+	struct gpusched_status *st = c->page, v;
+	const uint64_t *src = (const uint64_t *)&v;
+	uint64_t *dst = (uint64_t *)st;
 	uint32_t seq = st->seq;
 
+	_Static_assert(offsetof(struct gpusched_status, grant_gen) ==
+		       GS_STATUS_FILL_FROM && sizeof(v) % 8 == 0,
+		       "the page is filled in 64-bit words from grant_gen");
+	gs_pol_status_fill(&c->dev->pol, &c->pol, c->grant_gen, now, &v);
 	__atomic_store_n(&st->seq, seq + 1, __ATOMIC_RELAXED);
 	/* The odd count is seen before any field of this update. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	st->features = GS_FEATURES;
-	st->latency_queue_ns = c->dev->pol.p.latency_queue_ns;
-	st->handover_ns = c->dev->pol.p.handover_ns;
-	st->grant_gen = c->grant_gen;
-	st->slice_end_ns = pc->slice_end;
-	st->grace_ns = c->dev->pol.p.grace_ns;
-	st->nr_waiting = c->dev->pol.nr_waiting;
-	st->nr_clients = c->dev->pol.nr_clients;
-	st->nr_latency = c->dev->pol.nr_latency;
-	st->class_plus_one = pc->sched_class + 1;
-	st->held_ns = gs_pol_held_now(pc, now);
-	st->overruns = pc->overruns;
-	st->yield_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0;
-	st->yield_due_ns = flags & GPUSCHED_ST_YIELD ? pc->yield_due : 0;
+	/* Word by word: clients load single fields without the count too. */
+	for (size_t i = GS_STATUS_FILL_FROM / 8; i < sizeof(v) / 8; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
 	/* Clients load flags with acquire: the fields above are valid then. */
-	__atomic_store_n(&st->flags, flags, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->flags, v.flags, __ATOMIC_RELEASE);
 	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -595,19 +588,14 @@ static void proc_identify(struct arb_client *c)
 
 static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 {
-	static const unsigned char zero[GPUSCHED_UUID_LEN];
-	int memfd = -1, err = 0;
+	int memfd = -1, err;
 	struct arb_dev *d;
 	uint64_t now;
 
-	if (a->flags)
-		err = -EOPNOTSUPP;
-	else if (a->reserved0 || a->reserved[0] || a->reserved[1] ||
-		 !memcmp(a->uuid, zero, sizeof(zero)))
-		err = -EINVAL;
-	else if (c->dev)
+	err = gs_pol_check_attach(a);
+	if (!err && c->dev)
 		err = -EBUSY;
-	else if (c->ctl)
+	if (!err && c->ctl)
 		err = -EISCONN;	/* a control connection is not a client */
 	if (err)
 		goto out;
@@ -651,7 +639,7 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 			bool yield)
 {
 	struct arb_dev *d = c->dev;
-	uint64_t now, due = 0;
+	uint64_t now, due;
 	int err;
 
 	err = gs_pol_check_acquire(a);
@@ -662,8 +650,7 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 		return;
 	}
 	now = now_ns();
-	if (a->flags & GPUSCHED_ACQUIRE_DUE)
-		due = now + 1000ull * a->due_us;
+	due = gs_pol_due(a, now);
 	err = gs_pol_acquire(&d->pol, &c->pol, yield,
 			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
 			     a->gpu_ns, now, apply_cb, d);
@@ -718,13 +705,10 @@ static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p
 {
 	int err;
 
-	if (p->mask & ~GS_PARAM_MASK)
-		err = -EOPNOTSUPP;
-	else if (p->reserved[0] || p->reserved[1])
-		err = -EINVAL;
-	else if (!c->dev)
+	err = gs_pol_check_set_params(p);
+	if (!err && !c->dev)
 		err = -ENOTCONN;
-	else	/* The module asks for CAP_SYS_NICE; from user space, root will do. */
+	if (!err)	/* The module asks for CAP_SYS_NICE; from user space, root will do. */
 		err = client_set(c, p, c->cred.uid == 0);
 	reply(c, err, NULL, 0, -1);
 }

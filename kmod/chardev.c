@@ -38,15 +38,13 @@ static int gs_release(struct inode *inode, struct file *file)
 static long gs_ioctl_attach(struct gs_client *c, void __user *argp)
 {
 	struct gpusched_attach a;
-	static const u8 zero[GPUSCHED_UUID_LEN];
+	int err;
 
 	if (copy_from_user(&a, argp, sizeof(a)))
 		return -EFAULT;
-	if (a.flags)
-		return -EOPNOTSUPP;
-	if (a.reserved0 || a.reserved[0] || a.reserved[1] ||
-	    !memcmp(a.uuid, zero, sizeof(zero)))
-		return -EINVAL;
+	err = gs_pol_check_attach(&a);
+	if (err)
+		return err;
 	return gs_client_attach(c, a.uuid);
 }
 
@@ -81,13 +79,13 @@ static long gs_ioctl_release(struct gs_client *c, void __user *argp)
 static long gs_ioctl_set_params(struct gs_client *c, void __user *argp)
 {
 	struct gpusched_params p;
+	int err;
 
 	if (copy_from_user(&p, argp, sizeof(p)))
 		return -EFAULT;
-	if (p.mask & ~GS_PARAM_MASK)
-		return -EOPNOTSUPP;
-	if (p.reserved[0] || p.reserved[1])
-		return -EINVAL;
+	err = gs_pol_check_set_params(&p);
+	if (err)
+		return err;
 	return gs_client_set_params(c, &p);
 }
 

@@ -840,6 +840,58 @@ int gs_pol_check_acquire(const struct gpusched_acquire *a)
 }
 
 /**
+ * gs_pol_check_attach() - the argument checks of ATTACH
+ * @a: the request as copied in
+ *
+ * Return: 0, -EOPNOTSUPP for flags, -EINVAL for reserved fields set or an
+ * all-zero UUID.
+ */
+int gs_pol_check_attach(const struct gpusched_attach *a)
+{
+	u32 any = 0;
+	int i;
+
+	if (a->flags)
+		return -EOPNOTSUPP;
+	for (i = 0; i < GPUSCHED_UUID_LEN; i++)
+		any |= a->uuid[i];
+	if (a->reserved0 || a->reserved[0] || a->reserved[1] || !any)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * gs_pol_check_set_params() - the argument checks of SET_PARAMS
+ * @p: the request as copied in; its values are checked by the setters
+ *
+ * Return: 0, -EOPNOTSUPP for unknown mask bits, -EINVAL for reserved
+ * fields set.
+ */
+int gs_pol_check_set_params(const struct gpusched_params *p)
+{
+	if (p->mask & ~GS_PARAM_MASK)
+		return -EOPNOTSUPP;
+	if (p->reserved[0] || p->reserved[1])
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * gs_pol_due() - when an ACQUIRE says its work comes
+ * @a: the request, checked
+ * @now: the time of the call
+ *
+ * Return: CLOCK_MONOTONIC ns of @a->due_us after @now with
+ * GPUSCHED_ACQUIRE_DUE, else 0 (now).
+ */
+u64 gs_pol_due(const struct gpusched_acquire *a, u64 now)
+{
+	if (!(a->flags & GPUSCHED_ACQUIRE_DUE))
+		return 0;
+	return now + (u64)a->due_us * NSEC_PER_USEC_;
+}
+
+/**
  * gs_pol_check_release() - the argument checks of RELEASE
  * @r: the request as copied in
  *
@@ -1021,6 +1073,41 @@ u32 gs_pol_status_flags(const struct gs_pol_client *c)
 	if (c->revoked)
 		flags |= GPUSCHED_ST_REVOKED;
 	return flags;
+}
+
+/**
+ * gs_pol_status_fill() - what @c's status page says, as both services fill it
+ * @d: the device
+ * @c: the client
+ * @grant_gen: the number of @c's current grant (kept by the service)
+ * @now: the time
+ * @st: filled in, from @grant_gen on, and @flags; the caller publishes it
+ *      (seq odd, the words from @grant_gen on, @flags, seq even)
+ */
+void gs_pol_status_fill(const struct gs_pol_dev *d,
+			const struct gs_pol_client *c, u64 grant_gen, u64 now,
+			struct gpusched_status *st)
+{
+	u32 flags = gs_pol_status_flags(c);
+	bool yield = flags & GPUSCHED_ST_YIELD;
+
+	*st = (struct gpusched_status){
+		.flags = flags,
+		.grant_gen = grant_gen,
+		.slice_end_ns = c->slice_end,
+		.grace_ns = d->p.grace_ns,
+		.nr_waiting = d->nr_waiting,
+		.nr_clients = d->nr_clients,
+		.held_ns = gs_pol_held_now(c, now),
+		.overruns = c->overruns,
+		.nr_latency = d->nr_latency,
+		.class_plus_one = c->sched_class + 1,
+		.yield_ns = yield ? c->yield_at : 0,
+		.yield_due_ns = yield ? c->yield_due : 0,
+		.features = GS_FEATURES,
+		.latency_queue_ns = d->p.latency_queue_ns,
+		.handover_ns = d->p.handover_ns,
+	};
 }
 
 /**

@@ -210,6 +210,11 @@ void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
  */
 int gs_pol_check_acquire(const struct gpusched_acquire *a);
 int gs_pol_check_release(const struct gpusched_release *r);
+struct gpusched_attach;
+int gs_pol_check_attach(const struct gpusched_attach *a);
+int gs_pol_check_set_params(const struct gpusched_params *p);
+/* When @a's work comes (GPUSCHED_ACQUIRE_DUE), or 0: now. */
+u64 gs_pol_due(const struct gpusched_acquire *a, u64 now);
 
 /*
  * ACQUIRE (and YIELD when @yield: release first) as both token services
@@ -230,6 +235,13 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);
 
 /* The status page's GPUSCHED_ST_* flags for @c's state. */
 u32 gs_pol_status_flags(const struct gs_pol_client *c);
+
+struct gpusched_status;
+void gs_pol_status_fill(const struct gs_pol_dev *d,
+			const struct gs_pol_client *c, u64 grant_gen, u64 now,
+			struct gpusched_status *st);
+/* The first field gs_pol_status_fill() fills that the page's header lacks. */
+#define GS_STATUS_FILL_FROM	16	/* offsetof(struct gpusched_status, grant_gen) */
 
 /* Held time of @c including the running grant. */
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now);

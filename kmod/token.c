@@ -41,31 +41,23 @@ static struct gs_client *to_client(struct gs_pol_client *pc)
  */
 static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
 {
-	struct gpusched_status *st = c->page;
-	struct gs_pol_client *pc = &c->pol;
-	u32 flags = gs_pol_status_flags(pc);
+	struct gpusched_status *st = c->page, v;
+	const u64 *src = (const u64 *)&v;
+	u64 *dst = (u64 *)st;
 	u32 seq = st->seq;
+	size_t i;
 
+	BUILD_BUG_ON(offsetof(struct gpusched_status, grant_gen) !=
+		     GS_STATUS_FILL_FROM || sizeof(v) % sizeof(u64));
+	gs_pol_status_fill(&gpu->pol, &c->pol, c->grant_gen, now, &v);
 	WRITE_ONCE(st->seq, seq + 1);
 	/* Readers see the odd count before any field of this update. */
 	smp_wmb();
-	WRITE_ONCE(st->features, GS_FEATURES);
-	WRITE_ONCE(st->latency_queue_ns, gpu->pol.p.latency_queue_ns);
-	WRITE_ONCE(st->handover_ns, gpu->pol.p.handover_ns);
-	WRITE_ONCE(st->grant_gen, c->grant_gen);
-	WRITE_ONCE(st->slice_end_ns, pc->slice_end);
-	WRITE_ONCE(st->grace_ns, gpu->pol.p.grace_ns);
-	WRITE_ONCE(st->nr_waiting, gpu->pol.nr_waiting);
-	WRITE_ONCE(st->nr_clients, gpu->pol.nr_clients);
-	WRITE_ONCE(st->nr_latency, gpu->pol.nr_latency);
-	WRITE_ONCE(st->class_plus_one, pc->sched_class + 1);
-	WRITE_ONCE(st->held_ns, gs_pol_held_now(pc, now));
-	WRITE_ONCE(st->overruns, pc->overruns);
-	WRITE_ONCE(st->yield_ns, flags & GPUSCHED_ST_YIELD ? pc->yield_at : 0);
-	WRITE_ONCE(st->yield_due_ns,
-		   flags & GPUSCHED_ST_YIELD ? pc->yield_due : 0);
+	/* Word by word: readers load single fields without the count too. */
+	for (i = GS_STATUS_FILL_FROM / sizeof(u64); i < sizeof(v) / sizeof(u64); i++)
+		WRITE_ONCE(dst[i], src[i]);
 	/* Readers load flags with acquire: the fields above are valid then. */
-	smp_store_release(&st->flags, flags);
+	smp_store_release(&st->flags, v.flags);
 	/* Even again, after every field (pairs with the readers' fence). */
 	smp_store_release(&st->seq, seq + 2);
 }
@@ -671,7 +663,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	struct gs_gpu *gpu = gs_client_gpu(c);
 	bool timed = a->flags & GPUSCHED_ACQUIRE_TIMEOUT;
 	struct gs_pol_effects fx = {};
-	u64 now, due = 0, gpu_ns = a->gpu_ns, deadline = 0, gen;
+	u64 now, due, gpu_ns = a->gpu_ns, deadline = 0, gen;
 	bool waiting, restarted;
 	int err;
 	long ret;
@@ -687,8 +679,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 			   now + min_t(u64, a->timeout_ns, KTIME_MAX - now);
 	if (restarted)
 		gpu_ns = 0;	/* the interrupted call took it */
-	if (a->flags & GPUSCHED_ACQUIRE_DUE)
-		due = now + (u64)a->due_us * NSEC_PER_USEC;
+	due = gs_pol_due(a, now);
 	err = gs_pol_acquire(&gpu->pol, &c->pol, yield,
 			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
 			     gpu_ns, now, gs_apply_cb, gpu);
