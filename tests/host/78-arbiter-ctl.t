@@ -36,8 +36,11 @@ scrape() {
 print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode(), end="")' "$port"
 }
 
-# Three busy clients, weights 1:2:4 (100, 200, 400), started together.
-secs=12
+# Three busy clients, weights 1:2:4 (100, 200, 400), started together,
+# running until every check below that needs them has run: the steps
+# before the last take some 15 s on a loaded 2-core host (each python3
+# start costs a second there).
+secs=24
 at=$(start_at)
 for w in 100 200 400; do
 	run_bg "w$w" client GS_START_AT=$at GPUSCHED_WEIGHT=$w "$GS_CLIENT" \
