@@ -30,6 +30,7 @@
 #include "arbctl.h"
 #include "genl.h"
 #include "knobs.h"
+#include "rules.h"
 
 enum { EXIT_REQUEST = 1, EXIT_USAGE = 2, EXIT_ABSENT = 3 };
 
@@ -432,8 +433,31 @@ static struct row *make_rows(const struct gs_client_rec *prev, size_t nprev,
 	return rows;
 }
 
+/*
+ * @c's GPUSCHED_LABEL, from its process's environment, as the policy
+ * daemon's rules see it; NULL where it has none or it cannot be read
+ * (another user's process, without privilege).
+ */
+static const char *client_label(const struct gs_client_rec *c, char *buf,
+				size_t len)
+{
+	struct gs_proc p;
+	bool found;
+
+	if (!c->pid)
+		return NULL;
+	gs_proc_init(&p, (pid_t)c->pid, c->uid, c->gid, NULL);
+	p.load(&p, GS_MATCH_LABEL);
+	found = p.known & (1U << GS_MATCH_LABEL);
+	if (found)
+		snprintf(buf, len, "%s", p.label);
+	gs_proc_release(&p);
+	return found ? buf : NULL;
+}
+
 static void print_rows_json(const struct row *rows, size_t n, double interval)
 {
+	char label[sizeof(((struct gs_proc *)0)->label)];
 	size_t i;
 
 	printf("{\"interval_s\":%.3f,\"clients\":[", interval);
@@ -450,6 +474,11 @@ static void print_rows_json(const struct row *rows, size_t n, double interval)
 		       (unsigned long long)c->wait_ns_total,
 		       (unsigned long long)c->wait_ns_max,
 		       (unsigned long long)c->overruns, (unsigned long long)c->yields);
+		printf(",\"label\":");
+		if (client_label(c, label, sizeof(label)))
+			json_str(label);
+		else
+			printf("null");
 		if (rows[i].sampled)
 			printf(",\"interval_held_ns\":%llu,\"share_pct\":%.2f,\"busy_pct\":%.2f}",
 			       (unsigned long long)rows[i].dheld, rows[i].share,

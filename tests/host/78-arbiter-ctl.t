@@ -43,7 +43,7 @@ print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeou
 secs=24
 at=$(start_at)
 for w in 100 200 400; do
-	run_bg "w$w" client GS_START_AT=$at GPUSCHED_WEIGHT=$w "$GS_CLIENT" \
+	run_bg "w$w" client GS_START_AT=$at GPUSCHED_WEIGHT=$w GPUSCHED_LABEL="job-$w" "$GS_CLIENT" \
 		--seconds "$secs" --kernel-us 500
 done
 sleep 2.5	# 1 to 2 s to the common start, then running
@@ -83,6 +83,12 @@ w = sum(x["weight"] for x in c)
 bad = [x for x in c if abs(x["share_pct"] - 100.0 * x["weight"] / w) > 5]
 print("# " + ", ".join("weight %d: %.1f%%" % (x["weight"], x["share_pct"]) for x in c))
 sys.exit(len(c) != 3 or bool(bad))
+PY
+check "clients --json: each client's label from its environment" python3 - "$T/clients.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["clients"]
+sys.exit(sorted(x["label"] for x in c) != ["job-100", "job-200", "job-400"] or
+         any(x["label"] != "job-%d" % x["weight"] for x in c))
 PY
 
 ctl top -n 1 -i 0.5 >"$T/top.out" 2>&1

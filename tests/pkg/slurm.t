@@ -137,6 +137,9 @@ pid=$(python3 -c 'import json, sys
 print([c for c in json.load(open(sys.argv[1]))["clients"] if c["comm"] == "gs-cuda-client"][0]["pid"])' \
 	"$T/clients.json" 2>/dev/null)
 job=$(squeue -h -o %i | head -n 1)
+check "gpuschedctl clients --json: the job's label, slurm-${job:-?}" python3 -c 'import json, sys
+sys.exit([c["label"] for c in json.load(open(sys.argv[1]))["clients"]
+          if c["comm"] == "gs-cuda-client"] != ["slurm-" + sys.argv[2]])' "$T/clients.json" "$job"
 check "the client (pid ${pid:-?}) carries the job's label, slurm-${job:-?}, and the preload" \
 	sh -c "tr '\0' '\n' </proc/$pid/environ | grep -qx 'GPUSCHED_LABEL=slurm-$job' &&
 		tr '\0' '\n' </proc/$pid/environ | grep -qx 'LD_PRELOAD=$LIB'"
