@@ -20,8 +20,15 @@ static struct netlink_range_validation gs_knob_range[GS_POL_NR_KNOBS];
 #define GS_KNOB_POLICY(attr, knob) \
 	[attr] = NLA_POLICY_FULL_RANGE(NLA_U32, &gs_knob_range[knob])
 
-/* What a request may carry; everything else is refused (strict). */
-static const struct nla_policy gs_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
+/*
+ * What each request may carry, per operation; everything else, read-only
+ * attributes included, is refused (strict validation).
+ */
+static const struct nla_policy gs_get_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
+	[GPUSCHED_A_GPU_INDEX] = { .type = NLA_U32 },
+};
+
+static const struct nla_policy gs_set_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
 	[GPUSCHED_A_GPU_INDEX] = { .type = NLA_U32 },
 	GS_KNOB_POLICY(GPUSCHED_A_GPU_TIMESLICE_US, GS_POL_KNOB_TIMESLICE),
 	GS_KNOB_POLICY(GPUSCHED_A_GPU_GRACE_US, GS_POL_KNOB_GRACE),
@@ -33,7 +40,11 @@ static const struct nla_policy gs_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
 	GS_KNOB_POLICY(GPUSCHED_A_GPU_HANDOVER_US, GS_POL_KNOB_HANDOVER),
 };
 
-static const struct nla_policy gs_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
+static const struct nla_policy gs_get_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
+	[GPUSCHED_A_CLIENT_GPU] = { .type = NLA_U32 },
+};
+
+static const struct nla_policy gs_set_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
 	[GPUSCHED_A_CLIENT_GPU] = { .type = NLA_U32 },
 	[GPUSCHED_A_CLIENT_ID] = { .type = NLA_U64 },
 	[GPUSCHED_A_CLIENT_PID] = NLA_POLICY_MIN(NLA_U32, 1),
@@ -357,26 +368,26 @@ static const struct genl_ops gs_nl_ops[] = {
 		.cmd = GPUSCHED_CMD_GET_GPU,
 		.doit = gs_nl_get_gpu_doit,
 		.dumpit = gs_nl_get_gpu_dumpit,
-		.policy = gs_gpu_policy,
+		.policy = gs_get_gpu_policy,
 		.maxattr = GPUSCHED_A_GPU_MAX,
 	},
 	{
 		.cmd = GPUSCHED_CMD_SET_GPU,
 		.doit = gs_nl_set_gpu,
-		.policy = gs_gpu_policy,
+		.policy = gs_set_gpu_policy,
 		.maxattr = GPUSCHED_A_GPU_MAX,
 		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = GPUSCHED_CMD_GET_CLIENT,
 		.dumpit = gs_nl_get_client_dumpit,
-		.policy = gs_client_policy,
+		.policy = gs_get_client_policy,
 		.maxattr = GPUSCHED_A_CLIENT_MAX,
 	},
 	{
 		.cmd = GPUSCHED_CMD_SET_CLIENT,
 		.doit = gs_nl_set_client,
-		.policy = gs_client_policy,
+		.policy = gs_set_client_policy,
 		.maxattr = GPUSCHED_A_CLIENT_MAX,
 		.flags = GENL_ADMIN_PERM,
 	},
@@ -400,6 +411,11 @@ static struct genl_family gs_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(gs_nl_mcgrps),
 	/* Every command validates the header's reserved fields. */
 	.resv_start_op = 0,
+	/*
+	 * No genl_mutex: every operation takes the tokens' list mutex and
+	 * each token's lock itself, and dumps keep their place in cb->args.
+	 */
+	.parallel_ops = true,
 };
 
 /* What gs_put_client() puts, so that events cost listeners no more. */

@@ -99,6 +99,11 @@ TEST_F(bad, wrong_types_and_lengths)
 			       nlt_put_u32(&__m, GPUSCHED_A_GPU_INDEX, self->gpu);
 			       nlt_put_u64(&__m, GPUSCHED_A_GPU_GRANTS, 0)));
 	EXPECT_EQ(GPUSCHED_A_GPU_GRANTS, self->t.bad_attr);
+	/* An attribute of another operation: policies are per operation. */
+	EXPECT_EQ(-EINVAL, REQ(GPUSCHED_CMD_GET_GPU, 0,
+			       nlt_put_u32(&__m, GPUSCHED_A_GPU_INDEX, self->gpu);
+			       nlt_put_u32(&__m, GPUSCHED_A_GPU_TIMESLICE_US, 500)));
+	EXPECT_EQ(GPUSCHED_A_GPU_TIMESLICE_US, self->t.bad_attr);
 	/* An attribute type beyond the family's. */
 	EXPECT_EQ(-EINVAL, REQ(GPUSCHED_CMD_GET_GPU, 0,
 			       nlt_put_u32(&__m, GPUSCHED_A_GPU_INDEX, self->gpu);

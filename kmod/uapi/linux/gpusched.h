@@ -122,8 +122,9 @@
  * changes state needs CAP_NET_ADMIN (GENL_ADMIN_PERM), and so does joining
  * the "events" multicast group. Pids are given and reported in the caller's
  * pid namespace; clients not visible there are not listed. Unknown
- * attributes, wrong types and out-of-range values are rejected (strict
- * validation) with an extended ack naming the attribute.
+ * attributes (and those of another command), wrong types and out-of-range
+ * values are rejected (strict validation, one policy per command) with an
+ * extended ack naming the attribute.
  *
  * GPUSCHED_CMD_GET_GPU (dump, or do with GPUSCHED_A_GPU_INDEX)
  *	Reply per GPU: GPUSCHED_A_GPU_* : INDEX, UUID, the knobs (TIMESLICE_US,
