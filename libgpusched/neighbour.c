@@ -31,6 +31,7 @@ void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			uint32_t fl, uint64_t now)
 {
 	uint64_t at, due, next, was, tol, seen, last;
+	struct gpusched_status st;
 
 	if (!gs_config()->latency_predict || !YIELD_ASKED(fl) ||
 	    dev_sharing(d) != SHARED_LATENCY)
@@ -42,8 +43,9 @@ void lat_observe(struct gs_dev *d, const struct gpusched *g,
 	 * the period is then that of its requests, and our queue may run
 	 * until the request rather than until the ask.
 	 */
-	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
-	due = __atomic_load_n(&g->st->yield_due_ns, __ATOMIC_RELAXED);
+	gs_status_read(g, &st);	/* the two times of one update */
+	at = st.yield_ns;
+	due = st.yield_due_ns;
 	seen = now;
 	if (at && at < now)
 		now = at;
