@@ -22,7 +22,7 @@
  * is attached: note when, and predict the next request once requests come
  * at a steady period (a probe, an inference server's ticks). Requests of
  * other waiters (the end of our slice) come at other times and break the
- * period, which then is not used until it holds again. queue_limit() then
+ * period, which then is not used until it holds again. queue_bound() then
  * lets our queue grow while the next request is far off and run dry when
  * it is due, so that the latency client neither waits for a deep queue
  * nor keeps ours shallow all the time. Called with d->lock held.
