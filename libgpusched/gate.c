@@ -22,9 +22,13 @@
  * with d->lock held; the caller clears d->draining once the token is
  * given away (or kept).
  */
-void drain_locked(struct gs_dev *d, bool early)
+/*
+ * Keep launches off @d's token: set draining, then wait for the launches
+ * that passed the fast path before it to be queued. Called with d->lock
+ * held; the caller clears draining once the token is given away (or kept).
+ */
+static void stop_launches(struct gs_dev *d)
 {
-	uint64_t left_ns = early ? handover_left(d) : 0;
 	unsigned int spins = 0;
 
 	atomic_store(&d->draining, true);
@@ -38,6 +42,13 @@ void drain_locked(struct gs_dev *d, bool early)
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+void drain_locked(struct gs_dev *d, bool early)
+{
+	uint64_t left_ns = early ? handover_left(d) : 0;
+
+	stop_launches(d);
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
 		ctx_drain_to(cs, left_ns);
 	/* The token goes: the next wait spans another's turn, and its time
@@ -170,9 +181,7 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 	 */
 	if ((fl & GPUSCHED_ST_HOLDING) && !(fl & GPUSCHED_ST_REVOKED) &&
 	    beside_now(d, g)) {
-		atomic_store(&d->draining, true);
-		while (atomic_load(&d->launching))
-			sched_yield();
+		stop_launches(d);
 		yield_answered(g, gs_now_ns());
 		gpusched_release(g);
 		atomic_store(&d->draining, false);
