@@ -20,6 +20,7 @@ run_busy() {	# run_busy FIRST_KERNEL_US
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,handover_us=$(us 600),spin_us=$(us 200)"
 	share=$(value then_share "$T/busy.out")
 	est=$(sed -n 's/.*us_per_launch=\([0-9]*\).*/\1/p' "$T/busy.err" | head -1)
+	call=$(( $(value cpu_ns_per_launch "$T/busy.out") / 1000 ))
 	echo "# $1 us kernels, then $short us after $at s: busy keeps ${share:-?} from then on, its estimate at exit ${est:-?} us; probe $(tail -1 "$T/probe.out")"
 }
 
@@ -27,9 +28,12 @@ run_busy "$short"
 ref=$share
 run_busy "$(us 1500)"
 show busy
-# The GPU's clock, not the host's: within 5%, however late the waits wake.
-check "after the kernels shrank, the estimate follows them (${est:-?} us for $short us kernels, not $(us 1500))" \
-	within "${est:-0}" "$short" $((short / 20))
+# The GPU's clock, not the host's: within 5%, however late the waits
+# wake, and one launch call: a launch onto an idle stream is timed from an
+# event recorded just before the call (in a VM a call costs 0.2-0.7 ms of
+# emulated CPU).
+check "after the kernels shrank, the estimate follows them (${est:-?} us for $short us kernels, not $(us 1500); a launch call ${call:-?} us)" \
+	within "${est:-0}" "$short" $((short / 20 + ${call:-0}))
 check "and the busy process keeps at least 0.8 of what it keeps with short kernels all along (${share:-?} against ${ref:-?})" \
 	above "${share:-0}" "$(awk -v r="${ref:-9}" 'BEGIN { print 0.8 * r }')"
 done_testing
