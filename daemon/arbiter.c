@@ -1081,7 +1081,7 @@ static int ctl_set_client(const struct gpusched_ctl_set_client *a)
 
 	if ((a->flags & ~GPUSCHED_CTL_F_ALL) || (p->mask & ~GS_PARAM_MASK))
 		return -EOPNOTSUPP;
-	if (a->reserved || p->reserved[0] || p->reserved[1] || !p->mask ||
+	if (a->reserved || p->reserved[0] || !p->mask ||
 	    (!a->id && !a->pid))
 		return -EINVAL;
 	/* The ranges of the module's netlink policy, from the policy itself. */

@@ -855,7 +855,7 @@ int gs_pol_check_attach(const struct gpusched_attach *a)
 		return -EOPNOTSUPP;
 	for (i = 0; i < GPUSCHED_UUID_LEN; i++)
 		any |= a->uuid[i];
-	if (a->reserved0 || a->reserved[0] || a->reserved[1] || !any)
+	if (a->reserved0 || a->reserved[0] || !any)
 		return -EINVAL;
 	return 0;
 }
@@ -871,7 +871,7 @@ int gs_pol_check_set_params(const struct gpusched_params *p)
 {
 	if (p->mask & ~GS_PARAM_MASK)
 		return -EOPNOTSUPP;
-	if (p->reserved[0] || p->reserved[1])
+	if (p->reserved[0])
 		return -EINVAL;
 	return 0;
 }

@@ -296,7 +296,7 @@ static void op_attach(struct thr *t)
 	if (gs_chance(&t->rng, 5))
 		a.flags = gs_rnd(&t->rng);
 	if (gs_chance(&t->rng, 5))
-		a.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng);
+		a.reserved[0] = gs_rnd(&t->rng);
 	if (gs_chance(&t->rng, 5))
 		a.reserved0 = gs_rnd(&t->rng);
 	info = get_info(t, fd, &ci);
@@ -311,7 +311,7 @@ static void op_attach(struct thr *t)
 		want = -EFAULT;
 	else if (a.flags)
 		want = -EOPNOTSUPP;
-	else if (a.reserved0 || a.reserved[0] || a.reserved[1] ||
+	else if (a.reserved0 || a.reserved[0] ||
 		 !memcmp(a.uuid, (__u8[16]){ 0 }, 16))
 		want = -EINVAL;
 	else
@@ -443,7 +443,7 @@ static void op_set_params(struct thr *t)
 	p.cap_pct = gs_chance(&t->rng, 70) ? gs_below(&t->rng, 101) :
 					     gs_interesting(&t->rng);
 	if (gs_chance(&t->rng, 4))
-		p.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng) | 1;
+		p.reserved[0] = gs_rnd(&t->rng) | 1;
 	info = get_info(t, fd, &ci);
 	arg = pick_arg(t, &p, sizeof(p), &valid);
 	err = xioctl(fd, GPUSCHED_IOC_SET_PARAMS, arg);
@@ -458,7 +458,7 @@ static void op_set_params(struct thr *t)
 		want = -EFAULT;
 	else if (p.mask & ~GS_PARAM_MASK)
 		want = -EOPNOTSUPP;
-	else if (p.reserved[0] || p.reserved[1])
+	else if (p.reserved[0])
 		want = -EINVAL;
 	else if (ci.state == GPUSCHED_STATE_DETACHED)
 		want = -ENOTCONN;

@@ -201,7 +201,7 @@ int main(void)
 	EXPECT(g->be->call(g, GPUSCHED_IOC_SET_PARAMS, &par), -EOPNOTSUPP);
 	par.mask = GPUSCHED_PARAM_WEIGHT;
 	par.weight = 100;
-	par.reserved[1] = 1;
+	par.reserved[0] = 1;
 	EXPECT(g->be->call(g, GPUSCHED_IOC_SET_PARAMS, &par), -EINVAL);
 	EXPECT(g->be->call(g, _IOW(GPUSCHED_IOC_MAGIC, 0x3f, struct gpusched_release), &rel), -ENOTTY);
 

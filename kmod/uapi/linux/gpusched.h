@@ -28,7 +28,7 @@
  * (@features) and on the status page (@features), never by a field being
  * 0 "on an older module".
  *
- * The ioctl magic is 0xE7 (GPUSCHED_IOC_MAGIC), numbers 0x00-0x05. It is
+ * The ioctl magic is 0xE7 (GPUSCHED_IOC_MAGIC), numbers 0x00-0x07. It is
  * to be registered in the kernel's
  * Documentation/userspace-api/ioctl/ioctl-number.rst when the module is
  * submitted. _IOW/_IOR encode each struct's size and direction as well,
@@ -42,7 +42,10 @@
  *
  * GPUSCHED_IOC_ATTACH (struct gpusched_attach, in)
  *	Attach this client to the GPU with @uuid. EBUSY if already attached,
- *	ENOSPC if max_gpus tokens exist and @uuid is new.
+ *	ENOSPC if max_gpus tokens exist and @uuid is new. @mem_total is the
+ *	device memory the client's driver reports for that GPU
+ *	(cuDeviceTotalMem), 0 if unknown; limits given in percent
+ *	resolve against it (see "Device memory").
  *
  * GPUSCHED_IOC_ACQUIRE (struct gpusched_acquire, in)
  *	Wait until the policy grants this client the token. A signal ends
@@ -76,12 +79,48 @@
  *	Change the fields named in @mask of the caller's own client. Like
  *	nice(2), a caller without CAP_SYS_NICE may only lower its own share:
  *	a smaller weight, a lower class (latency -> normal -> batch), a cap
- *	that is set or smaller. Anything else gives EPERM and changes nothing.
- *	EINVAL for a value out of range.
+ *	that is set or smaller, a memory limit (@mem_limit,
+ *	GPUSCHED_PARAM_MEM_LIMIT) that is set where the client had none or
+ *	smaller. Anything else gives EPERM and changes nothing. EINVAL for a
+ *	value out of range.
  *
  * GPUSCHED_IOC_GET_INFO (struct gpusched_client_info, out)
  *	The caller's own accounting and parameters, the service's
  *	@abi_version and @features.
+ *
+ * GPUSCHED_IOC_MEM_RESERVE (struct gpusched_mem, in; GPUSCHED_FEAT_MEM)
+ *	Add @bytes to the caller's reservation of device memory on its GPU.
+ *	EDQUOT if the reservation would then exceed the client's effective
+ *	limit: nothing changes and the client's @mem_refused count goes up
+ *	by one. EINVAL for @bytes 0 or a sum that overflows, ENOTCONN before
+ *	ATTACH. Needs no token and never blocks.
+ *
+ * GPUSCHED_IOC_MEM_RETURN (struct gpusched_mem, in; GPUSCHED_FEAT_MEM)
+ *	Subtract @bytes from the caller's reservation. EINVAL for @bytes 0
+ *	or more than is reserved (nothing changes), ENOTCONN before ATTACH.
+ *
+ * Device memory
+ * -------------
+ * The token services keep the accounting of device memory; the client's
+ * library enforces it. A library that supports it (GPUSCHED_FEAT_MEM)
+ * reserves with MEM_RESERVE before it asks the driver for memory, returns
+ * the reservation if the driver fails and again when the memory is freed,
+ * and fails an allocation that MEM_RESERVE refuses. This is cooperative:
+ * a process that allocates without the library (or bypasses it) is not
+ * limited, and what the driver keeps for the context itself is not
+ * counted. Closing the file, and so process death, returns everything.
+ *
+ * A client's effective limit is its own limit if one is set (SET_PARAMS,
+ * or an administrator's SET_CLIENT), else the GPU's default, the knob
+ * mem_default_pct percent of the client's @mem_total (0: none). Where
+ * @mem_total is known and the GPU's knob mem_reserve_mb is not 0, the
+ * limit is then at most @mem_total less that reserve, so that no limit
+ * claims it (and a client with no limit gets that one). 0 means no limit.
+ * A limit lowered below what the client has reserved refuses further
+ * reservations but takes nothing back. The status page carries the
+ * reservation and the effective limit (@mem_reserved, @mem_limit), kept
+ * current under @seq whenever either changes, so a library can report
+ * them (e.g. in cuMemGetInfo); only MEM_RESERVE's check is authoritative.
  *
  * GPU time
  * --------
@@ -129,8 +168,13 @@
  * GPUSCHED_CMD_GET_GPU (dump, or do with GPUSCHED_A_GPU_INDEX)
  *	Reply per GPU: GPUSCHED_A_GPU_* : INDEX, UUID, the knobs (TIMESLICE_US,
  *	GRACE_US, MIN_GRANT_US, STARVE_US, WINDOW_US, LATENCY_PCT,
- *	LATENCY_QUEUE_US, HANDOVER_US) and the state (NR_CLIENTS, NR_WAITING,
- *	HOLDER_PID, GRANTS, OVERRUNS, HELD_NS).
+ *	LATENCY_QUEUE_US, HANDOVER_US, MEM_DEFAULT_PCT, MEM_RESERVE_MB) and
+ *	the state (NR_CLIENTS, NR_WAITING, HOLDER_PID, GRANTS, OVERRUNS,
+ *	HELD_NS, MEM_RESERVED: the sum of its clients' reservations).
+ *
+ *	MEM_DEFAULT_PCT (0..100, 0: none) is the limit, in percent of a
+ *	client's mem_total, of clients without their own; MEM_RESERVE_MB
+ *	(MiB) is device memory that no limit may claim (see "Device memory").
  *
  *	LATENCY_QUEUE_US and HANDOVER_US are what the service promises a
  *	latency-class client, and every client sees them on its status page
@@ -147,7 +191,9 @@
  *	of the module, never 0), PID (0 once the opener has exited), COMM,
  *	UID, GID, CGROUP_ID, WEIGHT, CLASS, CAP_PCT, STATE, HELD_NS, GRANTS,
  *	WAIT_NS_TOTAL, WAIT_NS_MAX, OVERRUNS, YIELDS, POLICY_SET,
- *	POLICY_LOWERED. Large dumps span several messages.
+ *	POLICY_LOWERED, MEM_RESERVED, MEM_LIMIT (the effective limit, 0:
+ *	none), MEM_REFUSED (MEM_RESERVEs refused), MEM_TOTAL (the client's
+ *	mem_total, 0: unknown). Large dumps span several messages.
  *
  *	POLICY_SET and POLICY_LOWERED are masks of GPUSCHED_PARAM_* that say
  *	where the client's values came from, so that a policy daemon that
@@ -162,12 +208,17 @@
  * GPUSCHED_CMD_SET_CLIENT (do, admin)
  *	GPUSCHED_A_CLIENT_ID or GPUSCHED_A_CLIENT_PID (every client of that
  *	process; with GPUSCHED_A_CLIENT_GPU, only on that GPU), and any of
- *	WEIGHT, CLASS, CAP_PCT. ESRCH if nothing matches. Optional
- *	POLICY_SET: which of the fields set are the policy's (see above);
- *	EOPNOTSUPP for an unknown bit, EINVAL for a field not set.
+ *	WEIGHT, CLASS, CAP_PCT, and MEM_LIMIT (bytes, 0: none) or
+ *	MEM_LIMIT_PCT (1..100 of each client's mem_total; EINVAL if a
+ *	client matched reported none, and then nothing changes), not both.
+ *	ESRCH if nothing matches. Optional POLICY_SET: which of the fields
+ *	set are the policy's (see above; GPUSCHED_PARAM_MEM_LIMIT for either
+ *	memory attribute); EOPNOTSUPP for an unknown bit, EINVAL for a field
+ *	not set.
  *
  * Events (multicast group "events"), with the client's GPU, ID, PID (as in
- * the initial pid namespace), UID, GID, COMM and CGROUP_ID:
+ * the initial pid namespace), UID, GID, COMM, CGROUP_ID, MEM_TOTAL,
+ * MEM_RESERVED, MEM_LIMIT and MEM_REFUSED:
  *	GPUSCHED_CMD_EV_ATTACH, GPUSCHED_CMD_EV_DETACH, GPUSCHED_CMD_EV_OVERRUN
  *	(the last with OVERRUNS).
  *
@@ -191,6 +242,7 @@
 enum gpusched_features {
 	GPUSCHED_FEAT_DUE = 1U << 0,	/* GPUSCHED_ACQUIRE_DUE, yield_due_ns */
 	GPUSCHED_FEAT_GPU_TIME = 1U << 1,	/* @gpu_ns reports are charged */
+	GPUSCHED_FEAT_MEM = 1U << 2,	/* MEM_RESERVE/RETURN, mem_* fields */
 };
 
 enum gpusched_class {
@@ -206,12 +258,14 @@ enum gpusched_class {
 #define GPUSCHED_WEIGHT_MAX	10000
 #define GPUSCHED_WEIGHT_DEFAULT	100
 #define GPUSCHED_CAP_NONE	0	/* cap_pct: 1..100, or no cap */
+#define GPUSCHED_MEM_LIMIT_NONE	0	/* mem_limit: bytes, or no limit */
 
 struct gpusched_attach {
 	__u8 uuid[GPUSCHED_UUID_LEN];
 	__u32 flags;			/* none defined: must be 0 */
 	__u32 reserved0;
-	__u64 reserved[2];
+	__u64 mem_total;		/* device memory in bytes; 0: unknown */
+	__u64 reserved[1];
 };
 
 /*
@@ -244,6 +298,7 @@ enum gpusched_params_mask {
 	GPUSCHED_PARAM_WEIGHT = 1U << 0,
 	GPUSCHED_PARAM_CLASS = 1U << 1,
 	GPUSCHED_PARAM_CAP = 1U << 2,
+	GPUSCHED_PARAM_MEM_LIMIT = 1U << 3,
 };
 
 struct gpusched_params {
@@ -251,6 +306,15 @@ struct gpusched_params {
 	__u32 weight;			/* GPUSCHED_WEIGHT_MIN..MAX */
 	__u32 sched_class;		/* enum gpusched_class */
 	__u32 cap_pct;			/* 1..100, or GPUSCHED_CAP_NONE */
+	__u64 mem_limit;		/* bytes, or GPUSCHED_MEM_LIMIT_NONE */
+	__u64 reserved[1];
+};
+
+/* MEM_RESERVE and MEM_RETURN */
+struct gpusched_mem {
+	__u64 bytes;
+	__u32 flags;			/* none defined: must be 0 */
+	__u32 reserved0;
 	__u64 reserved[2];
 };
 
@@ -279,7 +343,11 @@ struct gpusched_client_info {
 	__u32 abi_version;		/* GPUSCHED_ABI_VERSION of the service */
 	__u32 features;			/* enum gpusched_features */
 	__u64 gpu_ns;			/* GPU time reported, all grants */
-	__u64 reserved[4];
+	/* GPUSCHED_FEAT_MEM: device memory, in bytes */
+	__u64 mem_reserved;		/* reserved now */
+	__u64 mem_limit;		/* effective limit; 0: none */
+	__u64 mem_refused;		/* MEM_RESERVEs refused (EDQUOT) */
+	__u64 reserved[1];
 };
 
 enum gpusched_status_flags {
@@ -343,7 +411,13 @@ struct gpusched_status {
 	 */
 	__u64 latency_queue_ns;
 	__u64 handover_ns;
-	__u64 reserved[8];
+	/*
+	 * GPUSCHED_FEAT_MEM: this client's reservation and effective limit
+	 * (0: none) in bytes, current whenever either changes.
+	 */
+	__u64 mem_reserved;
+	__u64 mem_limit;
+	__u64 reserved[6];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7
@@ -354,6 +428,8 @@ struct gpusched_status {
 #define GPUSCHED_IOC_YIELD	_IOW(GPUSCHED_IOC_MAGIC, 0x03, struct gpusched_acquire)
 #define GPUSCHED_IOC_SET_PARAMS	_IOW(GPUSCHED_IOC_MAGIC, 0x04, struct gpusched_params)
 #define GPUSCHED_IOC_GET_INFO	_IOR(GPUSCHED_IOC_MAGIC, 0x05, struct gpusched_client_info)
+#define GPUSCHED_IOC_MEM_RESERVE	_IOW(GPUSCHED_IOC_MAGIC, 0x06, struct gpusched_mem)
+#define GPUSCHED_IOC_MEM_RETURN	_IOW(GPUSCHED_IOC_MAGIC, 0x07, struct gpusched_mem)
 
 /* Generic netlink family; Documentation/netlink/specs/gpusched.yaml. */
 #define GPUSCHED_GENL_NAME		"gpusched"
@@ -393,6 +469,9 @@ enum gpusched_gpu_attrs {
 	GPUSCHED_A_GPU_HELD_NS,		/* u64 */
 	GPUSCHED_A_GPU_LATENCY_QUEUE_US,	/* u32 */
 	GPUSCHED_A_GPU_HANDOVER_US,	/* u32 */
+	GPUSCHED_A_GPU_MEM_DEFAULT_PCT,	/* u32, 0..100, 0: none */
+	GPUSCHED_A_GPU_MEM_RESERVE_MB,	/* u32, MiB no limit may claim */
+	GPUSCHED_A_GPU_MEM_RESERVED,	/* u64, bytes, sum over clients */
 	__GPUSCHED_A_GPU_MAX
 };
 
@@ -420,6 +499,11 @@ enum gpusched_client_attrs {
 	GPUSCHED_A_CLIENT_YIELDS,	/* u64 */
 	GPUSCHED_A_CLIENT_POLICY_SET,	/* u32, enum gpusched_params_mask */
 	GPUSCHED_A_CLIENT_POLICY_LOWERED,	/* u32, enum gpusched_params_mask */
+	GPUSCHED_A_CLIENT_MEM_RESERVED,	/* u64, bytes */
+	GPUSCHED_A_CLIENT_MEM_LIMIT,	/* u64, bytes, effective; 0: none */
+	GPUSCHED_A_CLIENT_MEM_REFUSED,	/* u64, MEM_RESERVEs refused */
+	GPUSCHED_A_CLIENT_MEM_TOTAL,	/* u64, bytes; 0: unknown */
+	GPUSCHED_A_CLIENT_MEM_LIMIT_PCT,	/* u32, 1..100; SET_CLIENT only */
 	__GPUSCHED_A_CLIENT_MAX
 };
 
