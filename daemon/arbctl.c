@@ -195,6 +195,7 @@ static void conv_gpu(const void *wire, void *rec)
 	r->grants = w.grants;
 	r->overruns = w.overruns;
 	r->held_ns = w.held_ns;
+	r->mem_reserved = w.mem_reserved;
 }
 
 static void conv_client(const void *wire, void *rec)
@@ -222,6 +223,11 @@ static void conv_client(const void *wire, void *rec)
 	r->wait_ns_max = w.wait_ns_max;
 	r->overruns = w.overruns;
 	r->yields = w.yields;
+	r->has_mem = true;
+	r->mem_total = w.mem_total;
+	r->mem_reserved = w.mem_reserved;
+	r->mem_limit = w.mem_limit;
+	r->mem_refused = w.mem_refused;
 }
 
 int gs_arb_get_gpus(struct gs_arb *a, struct gs_gpu_rec **gpus, size_t *n)

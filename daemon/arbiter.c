@@ -376,6 +376,28 @@ static void dev_apply_policy(struct arb_dev *d)
 static int client_set(struct arb_client *c, const struct gpusched_params *p,
 		      bool priv);
 
+/*
+ * An administrator's change (a rule, gpuschedctl): a memory limit in
+ * percent (GS_MEM_PCT_FLAG) resolves against the client's own mem_total,
+ * -EINVAL if it reported none, as GPUSCHED_A_CLIENT_MEM_LIMIT_PCT does.
+ */
+static int client_admin_set(struct arb_client *c,
+			    const struct gpusched_params *p)
+{
+	struct gpusched_params q = *p;
+	uint64_t bytes;
+
+	if ((q.mask & GPUSCHED_PARAM_MEM_LIMIT) &&
+	    (q.mem_limit & GS_MEM_PCT_FLAG)) {
+		if (gs_mem_limit_pct(&c->pol,
+				     (uint32_t)(q.mem_limit & ~GS_MEM_PCT_FLAG),
+				     &bytes))
+			return -EINVAL;
+		q.mem_limit = bytes;
+	}
+	return client_set(c, &q, true);
+}
+
 /* The first matching rule's weight, class and cap, as an admin's set. */
 static void client_apply_policy(struct arb_client *c)
 {
@@ -389,7 +411,7 @@ static void client_apply_policy(struct arb_client *c)
 	for (size_t i = 0; i < A.pol->nr_rules; i++)
 		if (A.rule_hits && A.pol->rules[i].name == rule)
 			A.rule_hits[i]++;
-	if (client_set(c, &p, true)) {
+	if (client_admin_set(c, &p)) {
 		A.st.apply_errors++;
 		logmsg("gpu%u: pid %d: rule %s not applied", c->dev->index,
 		       (int)c->cred.pid, rule);
@@ -616,6 +638,7 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 		d->first = c;
 	d->last = c;
 	gs_pol_client_init(&d->pol, &c->pol, now);
+	gs_mem_attach(&c->pol, a->mem_total);
 	status_sync(c, now);
 	if (A.o->verbose)
 		logmsg("gpu%u: pid %d uid %d attached", d->index,
@@ -742,8 +765,27 @@ static void cmd_get_info(struct arb_client *c)
 		info.wait_ns_max = pc->wait_ns_max;
 		info.overruns = pc->overruns;
 		info.yields = pc->yields;
+		info.mem_reserved = pc->mem.reserved;
+		info.mem_limit = gs_mem_limit(&c->dev->pol, pc);
+		info.mem_refused = pc->mem.refused;
 	}
 	reply(c, 0, &info, sizeof(info), -1);
+}
+
+/* MEM_RESERVE or MEM_RETURN; the page shows the reservation at the reply. */
+static void cmd_mem(struct arb_client *c, const struct gpusched_mem *m,
+		    bool reserve)
+{
+	int err = gs_mem_check(m);
+
+	if (!err && !c->dev)
+		err = -ENOTCONN;
+	if (!err)
+		err = reserve ? gs_mem_reserve(&c->dev->pol, &c->pol, m->bytes) :
+				gs_mem_return(&c->pol, m->bytes);
+	if (!err)
+		status_sync(c, now_ns());
+	reply(c, err, NULL, 0, -1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -768,6 +810,7 @@ static void dev_snap(const struct arb_dev *d, struct gs_gpu_rec *r)
 	r->grants = d->pol.grants;
 	r->overruns = d->pol.overruns;
 	r->held_ns = d->pol.held_ns;
+	r->mem_reserved = gs_mem_dev_reserved(&d->pol);
 	/* The running grant, as the clients' held time counts it. */
 	if (d->pol.holder)
 		r->held_ns += gs_pol_held_now(d->pol.holder, now_ns()) -
@@ -808,6 +851,11 @@ static void client_snap(const struct arb_client *c, uint64_t now,
 	r->wait_ns_max = pc->wait_ns_max;
 	r->overruns = pc->overruns;
 	r->yields = pc->yields;
+	r->has_mem = true;
+	r->mem_total = pc->mem.total;
+	r->mem_reserved = pc->mem.reserved;
+	r->mem_limit = gs_mem_limit(&c->dev->pol, pc);
+	r->mem_refused = pc->mem.refused;
 }
 
 static void gpu_wire(const struct gs_gpu_rec *r, struct gpusched_ctl_gpu *w)
@@ -822,6 +870,7 @@ static void gpu_wire(const struct gs_gpu_rec *r, struct gpusched_ctl_gpu *w)
 	w->grants = r->grants;
 	w->overruns = r->overruns;
 	w->held_ns = r->held_ns;
+	w->mem_reserved = r->mem_reserved;
 }
 
 static void client_wire(const struct gs_client_rec *r,
@@ -845,6 +894,10 @@ static void client_wire(const struct gs_client_rec *r,
 	w->wait_ns_max = r->wait_ns_max;
 	w->overruns = r->overruns;
 	w->yields = r->yields;
+	w->mem_total = r->mem_total;
+	w->mem_reserved = r->mem_reserved;
+	w->mem_limit = r->mem_limit;
+	w->mem_refused = r->mem_refused;
 }
 
 /* The metrics page: the module's metric names, from the arbiter's state. */
@@ -1097,7 +1150,7 @@ static int ctl_set_client(const struct gpusched_ctl_set_client *a)
 			if ((a->id && c->id != a->id) ||
 			    (a->pid && (uint32_t)c->cred.pid != a->pid))
 				continue;
-			err = client_set(c, p, true);
+			err = client_admin_set(c, p);
 			matched += !err;
 		}
 	}
@@ -1270,6 +1323,10 @@ static void on_request(struct arb_client *c)
 		break;
 	case GPUSCHED_IOC_GET_INFO:
 		cmd_get_info(c);
+		break;
+	case GPUSCHED_IOC_MEM_RESERVE:
+	case GPUSCHED_IOC_MEM_RETURN:
+		cmd_mem(c, (const void *)req->arg, req->cmd == GPUSCHED_IOC_MEM_RESERVE);
 		break;
 	default:
 		reply(c, -ENOTTY, NULL, 0, -1);

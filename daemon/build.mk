@@ -12,11 +12,13 @@ $(GSD_DIR)/%.o: daemon/%.c $(wildcard daemon/*.h) kmod/policy.h kmod/gs_abi.h \
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
-$(GSD_DIR)/policy.o: kmod/policy.c kmod/policy.h kmod/uapi/linux/gpusched.h
+$(GSD_DIR)/policy.o $(GSD_DIR)/mem.o: $(GSD_DIR)/%.o: kmod/%.c kmod/policy.h \
+		kmod/gs_abi.h kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
-$(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_DIR)/arbiter.o $(GSD_DIR)/policy.o
+$(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_DIR)/arbiter.o $(GSD_DIR)/policy.o \
+		$(GSD_DIR)/mem.o
 	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_LDLIBS)
 
 # The installed library's path is compiled in (GPUSCHED_LIBRARY overrides

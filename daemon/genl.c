@@ -67,6 +67,8 @@ static const char *const client_attr_names[GPUSCHED_A_CLIENT_MAX + 1] = {
 	[GPUSCHED_A_CLIENT_STATE] = "state",
 	[GPUSCHED_A_CLIENT_POLICY_SET] = "policy-set",
 	[GPUSCHED_A_CLIENT_POLICY_LOWERED] = "policy-lowered",
+	[GPUSCHED_A_CLIENT_MEM_LIMIT] = "mem_limit",
+	[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT] = "mem_limit",
 };
 
 static const char *const gpu_attr_names[GPUSCHED_A_GPU_MAX + 1] = {
@@ -78,6 +80,10 @@ static const char *const gpu_attr_names[GPUSCHED_A_GPU_MAX + 1] = {
 	[GPUSCHED_A_GPU_STARVE_US] = "starve_us",
 	[GPUSCHED_A_GPU_WINDOW_US] = "window_us",
 	[GPUSCHED_A_GPU_LATENCY_PCT] = "latency_pct",
+	[GPUSCHED_A_GPU_LATENCY_QUEUE_US] = "latency_queue_us",
+	[GPUSCHED_A_GPU_HANDOVER_US] = "handover_us",
+	[GPUSCHED_A_GPU_MEM_DEFAULT_PCT] = "mem_default_pct",
+	[GPUSCHED_A_GPU_MEM_RESERVE_MB] = "mem_reserve_mb",
 };
 
 const char *gs_nl_client_attr_name(int attr)
@@ -425,6 +431,7 @@ static int parse_gpu(struct nlmsghdr *nlh, struct gs_gpu_rec *g)
 	get_u64(tb, GPUSCHED_A_GPU_GRANTS, &g->grants);
 	get_u64(tb, GPUSCHED_A_GPU_OVERRUNS, &g->overruns);
 	get_u64(tb, GPUSCHED_A_GPU_HELD_NS, &g->held_ns);
+	get_u64(tb, GPUSCHED_A_GPU_MEM_RESERVED, &g->mem_reserved);
 	return 0;
 }
 
@@ -468,6 +475,12 @@ static int parse_client(struct nlmsghdr *nlh, struct gs_client_rec *c)
 	get_u32(tb, GPUSCHED_A_CLIENT_POLICY_LOWERED, &c->policy_lowered);
 	c->policy_set &= GS_PARAM_MASK;
 	c->policy_lowered &= GS_PARAM_MASK;
+	c->has_mem = tb[GPUSCHED_A_CLIENT_MEM_LIMIT] &&
+		     nla_len(tb[GPUSCHED_A_CLIENT_MEM_LIMIT]) >= 8;
+	get_u64(tb, GPUSCHED_A_CLIENT_MEM_TOTAL, &c->mem_total);
+	get_u64(tb, GPUSCHED_A_CLIENT_MEM_RESERVED, &c->mem_reserved);
+	get_u64(tb, GPUSCHED_A_CLIENT_MEM_LIMIT, &c->mem_limit);
+	get_u64(tb, GPUSCHED_A_CLIENT_MEM_REFUSED, &c->mem_refused);
 	return 0;
 }
 
@@ -573,6 +586,8 @@ int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
 		     int64_t policy)
 {
 	struct nl_msg *msg = new_msg(nl, 0, GPUSCHED_CMD_SET_CLIENT);
+	bool mem = p->mask & GPUSCHED_PARAM_MEM_LIMIT;
+	bool pct = mem && (p->mem_limit & GS_MEM_PCT_FLAG);
 	struct gs_req r = { 0 };
 
 	if (!msg)
@@ -586,6 +601,10 @@ int gs_nl_set_client(struct gs_nl *nl, uint64_t id, uint32_t pid,
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CLASS, p->sched_class)) ||
 	    ((p->mask & GPUSCHED_PARAM_CAP) &&
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_CAP_PCT, p->cap_pct)) ||
+	    (mem && !pct &&
+	     nla_put_u64(msg, GPUSCHED_A_CLIENT_MEM_LIMIT, p->mem_limit)) ||
+	    (pct && nla_put_u32(msg, GPUSCHED_A_CLIENT_MEM_LIMIT_PCT,
+				(uint32_t)(p->mem_limit & ~GS_MEM_PCT_FLAG))) ||
 	    (policy >= 0 &&
 	     nla_put_u32(msg, GPUSCHED_A_CLIENT_POLICY_SET, (uint32_t)policy))) {
 		nlmsg_free(msg);

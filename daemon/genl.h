@@ -23,6 +23,7 @@ struct gs_gpu_rec {
 	uint32_t nr_clients, nr_waiting;
 	uint32_t holder_pid;		/* 0: free (or not visible) */
 	uint64_t grants, overruns, held_ns;
+	uint64_t mem_reserved;		/* bytes, all clients */
 };
 
 struct gs_client_rec {
@@ -42,6 +43,9 @@ struct gs_client_rec {
 	 */
 	uint32_t policy_set, policy_lowered;
 	bool has_marks;
+	/* Device memory in bytes; has_mem: the service reports it. */
+	uint64_t mem_total, mem_reserved, mem_limit, mem_refused;
+	bool has_mem;
 };
 
 struct gs_nl;

@@ -70,7 +70,7 @@
 #include <gpusched/arbiter_wire.h>
 
 #define GPUSCHED_CTL_MAGIC	0x47504343U	/* "GPCC" */
-#define GPUSCHED_CTL_VERSION	2
+#define GPUSCHED_CTL_VERSION	3
 /* No message either way is longer. */
 #define GPUSCHED_CTL_MSG_MAX	16384
 
@@ -127,17 +127,19 @@ enum gpusched_ctl_knobs {
 	GPUSCHED_CTL_LATENCY_PCT = 1U << 5,
 	GPUSCHED_CTL_LATENCY_QUEUE = 1U << 6,
 	GPUSCHED_CTL_HANDOVER = 1U << 7,
-	GPUSCHED_CTL_KNOBS_ALL = (1U << 8) - 1,
+	GPUSCHED_CTL_MEM_DEFAULT_PCT = 1U << 8,
+	GPUSCHED_CTL_MEM_RESERVE = 1U << 9,
+	GPUSCHED_CTL_KNOBS_ALL = (1U << 10) - 1,
 };
 
-#define GPUSCHED_CTL_NR_KNOBS	8
+#define GPUSCHED_CTL_NR_KNOBS	10
 
 struct gpusched_ctl_set_gpu {
 	__u32 index;
 	__u32 mask;			/* gpusched_ctl_knobs */
 	/* in the order of the mask bits: TIMESLICE_US .. WINDOW_US,
-	 * LATENCY_PCT, LATENCY_QUEUE_US, HANDOVER_US, with the module's
-	 * units and ranges */
+	 * LATENCY_PCT, LATENCY_QUEUE_US, HANDOVER_US, MEM_DEFAULT_PCT,
+	 * MEM_RESERVE_MB, with the module's units and ranges */
 	__u32 val[GPUSCHED_CTL_NR_KNOBS];
 	__u64 reserved[2];
 };
@@ -148,7 +150,13 @@ struct gpusched_ctl_set_client {
 	__u32 gpu;			/* with GPUSCHED_CTL_F_GPU */
 	__u32 flags;			/* gpusched_ctl_filter_flags */
 	__u32 reserved;
-	struct gpusched_params params;	/* mask, weight, sched_class, cap_pct */
+	/*
+	 * mask, weight, sched_class, cap_pct, mem_limit: bytes, or with
+	 * GS_MEM_PCT_FLAG (bit 63) set, a percentage (1..100) of each
+	 * client's mem_total, as GPUSCHED_A_CLIENT_MEM_LIMIT_PCT: -EINVAL
+	 * at the first client matched that reported none
+	 */
+	struct gpusched_params params;
 };
 
 struct gpusched_ctl_gpu {
@@ -162,7 +170,8 @@ struct gpusched_ctl_gpu {
 	__u64 grants;
 	__u64 overruns;
 	__u64 held_ns;
-	__u64 reserved[2];
+	__u64 mem_reserved;		/* bytes, all clients */
+	__u64 reserved[1];
 };
 
 struct gpusched_ctl_client {
@@ -183,6 +192,11 @@ struct gpusched_ctl_client {
 	__u64 wait_ns_max;
 	__u64 overruns;
 	__u64 yields;
+	/* device memory, bytes, as GPUSCHED_A_CLIENT_MEM_* */
+	__u64 mem_total;
+	__u64 mem_reserved;
+	__u64 mem_limit;		/* effective; 0: none */
+	__u64 mem_refused;
 	__u64 reserved[2];
 };
 

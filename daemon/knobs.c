@@ -30,6 +30,10 @@ const struct gs_knob_info gs_knobs[GS_NR_KNOBS] = {
 		10, 1000000, "GPU time a holder keeps queued beside a latency client" },
 	[GS_KNOB_HANDOVER] = { "handover_us", GPUSCHED_A_GPU_HANDOVER_US,
 		0, 1000000, "work a yielding holder may leave running" },
+	[GS_KNOB_MEM_DEFAULT_PCT] = { "mem_default_pct", GPUSCHED_A_GPU_MEM_DEFAULT_PCT,
+		0, 100, "memory limit of clients without their own, percent of theirs" },
+	[GS_KNOB_MEM_RESERVE] = { "mem_reserve_mb", GPUSCHED_A_GPU_MEM_RESERVE_MB,
+		0, 1U << 24, "device memory no client's limit may claim, MiB" },
 };
 
 int gs_knob_find(const char *name)
@@ -142,13 +146,96 @@ int gs_client_param_parse(const char *key, const char *value,
 			return -1;
 		}
 		p->mask |= GPUSCHED_PARAM_CAP;
+	} else if (!strcmp(key, "mem_limit")) {
+		uint64_t bytes;
+
+		if (gs_mem_parse(value, &bytes, &why)) {
+			snprintf(msg, size,
+				 "mem_limit \"%s\": %s (bytes with K, M, G or T, N%%, or none)",
+				 value, why);
+			return -1;
+		}
+		p->mem_limit = bytes;
+		p->mask |= GPUSCHED_PARAM_MEM_LIMIT;
 	} else {
 		snprintf(msg, size,
-			 "unknown client parameter \"%s\" (weight, class or cap)",
+			 "unknown client parameter \"%s\" (weight, class, cap or mem_limit)",
 			 key);
 		return -1;
 	}
 	return 0;
+}
+
+int gs_mem_parse(const char *s, uint64_t *out, const char **why)
+{
+	static const char suffixes[] = "KMGT";
+	unsigned long long v;
+	const char *sfx;
+	char *end;
+	int shift = 0;
+
+	if (!strcasecmp(s, GS_CAP_TEXT_NONE)) {
+		*out = 0;
+		return 0;
+	}
+	if (!isdigit((unsigned char)*s)) {
+		*why = "not a number";
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno) {
+		*why = "out of range";
+		return -1;
+	}
+	if (!strcmp(end, "%")) {
+		if (v < 1 || v > 100) {
+			*why = "a percentage must be 1..100";
+			return -1;
+		}
+		*out = GS_MEM_PCT_FLAG | v;
+		return 0;
+	}
+	if (*end && (sfx = strchr(suffixes, toupper((unsigned char)*end)))) {
+		shift = 10 * (int)(sfx - suffixes + 1);
+		end++;
+		if (!strcasecmp(end, "iB") || !strcasecmp(end, "B"))
+			end += strlen(end);
+	}
+	if (*end) {
+		*why = "not a size";
+		return -1;
+	}
+	if (v >= GS_MEM_PCT_FLAG >> shift) {
+		*why = "out of range";
+		return -1;
+	}
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void gs_mem_format(uint64_t v, char out[GS_MEM_TEXT_LEN])
+{
+	static const char suffixes[] = "KMGT";
+	int i = -1;
+
+	if (!v) {
+		snprintf(out, GS_MEM_TEXT_LEN, "%s", GS_CAP_TEXT_NONE);
+		return;
+	}
+	if (v & GS_MEM_PCT_FLAG) {
+		snprintf(out, GS_MEM_TEXT_LEN, "%u%%", (unsigned int)(v & 0xff));
+		return;
+	}
+	while (i < 3 && !(v & 1023)) {
+		v >>= 10;
+		i++;
+	}
+	if (i < 0)
+		snprintf(out, GS_MEM_TEXT_LEN, "%llu", (unsigned long long)v);
+	else
+		snprintf(out, GS_MEM_TEXT_LEN, "%llu%c", (unsigned long long)v,
+			 suffixes[i]);
 }
 
 int gs_knob_parse(const char *key, const char *value, struct gs_knob_set *ks,
@@ -159,7 +246,7 @@ int gs_knob_parse(const char *key, const char *value, struct gs_knob_set *ks,
 
 	if (k < 0) {
 		snprintf(msg, size,
-			 "unknown GPU knob \"%s\" (timeslice_us, grace_us, min_grant_us, starve_us, window_us or latency_pct)",
+			 "unknown GPU knob \"%s\" (timeslice_us, grace_us, min_grant_us, starve_us, window_us, latency_pct, latency_queue_us, handover_us, mem_default_pct or mem_reserve_mb)",
 			 key);
 		return -1;
 	}

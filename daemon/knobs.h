@@ -23,6 +23,8 @@ enum gs_knob {
 	GS_KNOB_LATENCY_PCT,
 	GS_KNOB_LATENCY_QUEUE,
 	GS_KNOB_HANDOVER,
+	GS_KNOB_MEM_DEFAULT_PCT,
+	GS_KNOB_MEM_RESERVE,
 	GS_NR_KNOBS
 };
 
@@ -44,8 +46,29 @@ struct gs_knob_set {
 /* The knob called @name, or -1. */
 int gs_knob_find(const char *name);
 
-/* Client parameters, as struct gpusched_params: "weight", "class", "cap". */
+/*
+ * Client parameters, as struct gpusched_params: "weight", "class", "cap",
+ * "mem_limit".
+ */
 #define GS_CAP_TEXT_NONE	"none"
+
+/*
+ * A memory limit given in percent ("mem_limit = 50%") travels in the
+ * daemon's struct gpusched_params as GS_MEM_PCT_FLAG | percent, and is
+ * resolved against each client's mem_total where it is applied
+ * (GPUSCHED_A_CLIENT_MEM_LIMIT_PCT, or the arbiter's gs_mem_limit_pct()).
+ * Never sent in a SET_PARAMS. Byte limits stay below the flag.
+ */
+#define GS_MEM_PCT_FLAG		(1ULL << 63)
+#define GS_MEM_TEXT_LEN		24
+/* "none", "N%", or bytes with a K/M/G/T (binary) suffix where exact. */
+void gs_mem_format(uint64_t v, char out[GS_MEM_TEXT_LEN]);
+/*
+ * "none", "0", "N%" (1..100) or bytes with an optional K, M, G or T
+ * suffix (powers of 1024, optionally followed by "iB" or "B"), below
+ * GS_MEM_PCT_FLAG: 0 and *@out, or -1 with a reason in @why.
+ */
+int gs_mem_parse(const char *s, uint64_t *out, const char **why);
 
 const char *gs_class_name(uint32_t class);
 /* 0 and *class, or -1 if @s is not latency, normal or batch. */

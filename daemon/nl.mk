@@ -30,7 +30,7 @@ USER_TARGETS += $(GSD_DIR)/gpuschedctl
 # tests/unit/policyfile.t and metrics.t run them, plainly and under valgrind.
 GSD_UNIT_PF := $(B)/tests/unit/test_policyfile
 GSD_UNIT_PF_SRCS := tests/unit/test_policyfile.c daemon/policyfile.c \
-	daemon/rules.c daemon/procfs.c daemon/knobs.c kmod/policy.c
+	daemon/rules.c daemon/procfs.c daemon/knobs.c kmod/policy.c kmod/mem.c
 
 $(GSD_UNIT_PF): $(GSD_UNIT_PF_SRCS) tests/unit/tap.h daemon/policyfile.h \
 		daemon/rules.h daemon/knobs.h kmod/policy.h kmod/uapi/linux/gpusched.h

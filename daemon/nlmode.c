@@ -242,42 +242,58 @@ static void params_text(char *buf, size_t size, const struct gpusched_params *p)
 			snprintf(buf + n, size - n, "%scap %u%%", n ? ", " : "",
 				 p->cap_pct);
 		else
-			snprintf(buf + n, size - n, "%sno cap", n ? ", " : "");
+			n += snprintf(buf + n, size - n, "%sno cap", n ? ", " : "");
+	}
+	if ((p->mask & GPUSCHED_PARAM_MEM_LIMIT) && n < size) {
+		char mem[GS_MEM_TEXT_LEN];
+
+		gs_mem_format(p->mem_limit, mem);
+		snprintf(buf + n, size - n, "%smem_limit %s", n ? ", " : "", mem);
 	}
 }
 
 /*
  * Whether value @v of field @bit gives no more share than @than, as
- * SET_PARAMS without privilege judges a change (gs_pol_lowers()): a
- * smaller weight, a later class, a smaller cap (none counts as 100).
+ * SET_PARAMS without privilege judges a change (gs_pol_lowers(),
+ * gs_mem_lowers()): a smaller weight, a later class, a smaller cap (none
+ * counts as 100), a memory limit no larger (none is the largest; one in
+ * percent is taken of @total, the client's memory).
  */
-static bool lower_or_equal(uint32_t bit, uint32_t v, uint32_t than)
+static bool lower_or_equal(uint32_t bit, uint64_t v, uint64_t than,
+			   uint64_t total)
 {
 	switch (bit) {
 	case GPUSCHED_PARAM_WEIGHT:
 		return v <= than;
 	case GPUSCHED_PARAM_CLASS:
 		return v >= than;
+	case GPUSCHED_PARAM_MEM_LIMIT:
+		if (than & GS_MEM_PCT_FLAG)
+			than = total / 100 * (than & ~GS_MEM_PCT_FLAG);
+		return !than || (v && v <= than);
 	default:
 		return (v ? v : 100) <= (than ? than : 100);
 	}
 }
 
-static uint32_t param_get(const struct gpusched_params *p, uint32_t bit)
+static uint64_t param_get(const struct gpusched_params *p, uint32_t bit)
 {
 	return bit == GPUSCHED_PARAM_WEIGHT ? p->weight :
-	       bit == GPUSCHED_PARAM_CLASS ? p->sched_class : p->cap_pct;
+	       bit == GPUSCHED_PARAM_CLASS ? p->sched_class :
+	       bit == GPUSCHED_PARAM_MEM_LIMIT ? p->mem_limit : p->cap_pct;
 }
 
-static void param_set(struct gpusched_params *p, uint32_t bit, uint32_t v)
+static void param_set(struct gpusched_params *p, uint32_t bit, uint64_t v)
 {
 	p->mask |= bit;
 	if (bit == GPUSCHED_PARAM_WEIGHT)
-		p->weight = v;
+		p->weight = (uint32_t)v;
 	else if (bit == GPUSCHED_PARAM_CLASS)
-		p->sched_class = v;
+		p->sched_class = (uint32_t)v;
+	else if (bit == GPUSCHED_PARAM_MEM_LIMIT)
+		p->mem_limit = v;
 	else
-		p->cap_pct = v;
+		p->cap_pct = (uint32_t)v;
 }
 
 /*
@@ -297,20 +313,22 @@ static void client_target(const struct gs_client_rec *c,
 		.weight = GPUSCHED_WEIGHT_DEFAULT,
 		.sched_class = GPUSCHED_CLASS_NORMAL,
 		.cap_pct = GPUSCHED_CAP_NONE,
+		.mem_limit = GPUSCHED_MEM_LIMIT_NONE,
 	};
 	struct gpusched_params cur = {
 		.weight = c->weight, .sched_class = c->class, .cap_pct = c->cap_pct,
+		.mem_limit = c->mem_limit,
 	};
 	uint32_t bit;
 
 	memset(p, 0, sizeof(*p));
 	for (bit = 1; bit & GS_PARAM_MASK; bit <<= 1) {
-		uint32_t target = param_get(want->mask & bit ? want : &def, bit);
+		uint64_t target = param_get(want->mask & bit ? want : &def, bit);
 
 		if (!((want->mask | held | lowered) & bit))
 			continue;
 		if ((lowered & bit) &&
-		    lower_or_equal(bit, param_get(&cur, bit), target))
+		    lower_or_equal(bit, param_get(&cur, bit), target, c->mem_total))
 			continue;
 		param_set(p, bit, target);
 	}

@@ -9,7 +9,7 @@
  *	[gpu GPU-8c6f...]	knobs of one GPU, over [gpu]
  *	[rule NAME]		rules, tried in order: the first match wins
  *	user = alice, 1001	match keys: user group exe cgroup label
- *	weight = 300		actions: weight class cap
+ *	weight = 300		actions: weight class cap mem_limit
  *
  * The first error stops the parse and is reported as "FILE:LINE: reason",
  * so that a person can go straight to the line.
@@ -35,7 +35,7 @@
 enum { SEC_NONE, SEC_GPU_ALL, SEC_GPU_ONE, SEC_RULE };
 
 /* Actions of a rule, for duplicate keys: after the match kinds. */
-enum { ACT_WEIGHT = GS_NR_MATCH, ACT_CLASS, ACT_CAP, NR_RULE_KEYS };
+enum { ACT_WEIGHT = GS_NR_MATCH, ACT_CLASS, ACT_CAP, ACT_MEM_LIMIT, NR_RULE_KEYS };
 
 struct parser {
 	const char *name;
@@ -258,7 +258,7 @@ static int end_section(struct parser *ps)
 
 	if (ps->sec == SEC_RULE && !cur_rule(ps)->set.mask) {
 		ps->line = ps->sec_line;
-		err = fail(ps, "rule \"%s\" sets nothing: give weight, class or cap",
+		err = fail(ps, "rule \"%s\" sets nothing: give weight, class, cap or mem_limit",
 			   cur_rule(ps)->name);
 		ps->line = line;
 	}
@@ -396,8 +396,10 @@ static int rule_key(struct parser *ps, const char *key, char *value)
 		i = ACT_CLASS;
 	else if (!strcmp(key, "cap"))
 		i = ACT_CAP;
+	else if (!strcmp(key, "mem_limit"))
+		i = ACT_MEM_LIMIT;
 	else
-		return fail(ps, "unknown key \"%s\" in a rule (match: user, group, exe, cgroup, label; set: weight, class, cap)",
+		return fail(ps, "unknown key \"%s\" in a rule (match: user, group, exe, cgroup, label; set: weight, class, cap, mem_limit)",
 			    key);
 	if (dup_key(ps, i, key))
 		return -1;

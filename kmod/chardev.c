@@ -45,7 +45,7 @@ static long gs_ioctl_attach(struct gs_client *c, void __user *argp)
 	err = gs_pol_check_attach(&a);
 	if (err)
 		return err;
-	return gs_client_attach(c, a.uuid);
+	return gs_client_attach(c, a.uuid, a.mem_total);
 }
 
 static long gs_ioctl_acquire(struct gs_client *c, void __user *argp, bool yield)
@@ -89,6 +89,19 @@ static long gs_ioctl_set_params(struct gs_client *c, void __user *argp)
 	return gs_client_set_params(c, &p);
 }
 
+static long gs_ioctl_mem(struct gs_client *c, void __user *argp, bool reserve)
+{
+	struct gpusched_mem m;
+	int err;
+
+	if (copy_from_user(&m, argp, sizeof(m)))
+		return -EFAULT;
+	err = gs_mem_check(&m);
+	if (err)
+		return err;
+	return gs_client_mem(c, m.bytes, reserve);
+}
+
 static long gs_ioctl_get_info(struct gs_client *c, void __user *argp)
 {
 	struct gpusched_client_info info;
@@ -120,6 +133,10 @@ static long gs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return gs_ioctl_set_params(c, argp);
 	case GPUSCHED_IOC_GET_INFO:
 		return gs_ioctl_get_info(c, argp);
+	case GPUSCHED_IOC_MEM_RESERVE:
+		return gs_ioctl_mem(c, argp, true);
+	case GPUSCHED_IOC_MEM_RETURN:
+		return gs_ioctl_mem(c, argp, false);
 	default:
 		return -ENOTTY;
 	}

@@ -87,12 +87,13 @@ struct gs_client_snap {
 	u32 gpu_index, weight, sched_class, cap_pct, state;
 	u32 policy_set, policy_lowered;
 	u64 held_ns, gpu_ns, grants, wait_ns_total, wait_ns_max, overruns, yields;
+	u64 mem_total, mem_reserved, mem_limit, mem_refused;
 };
 
 /* A GPU's knobs and counters, copied under its lock (gs_gpu_state()). */
 struct gs_gpu_state {
 	struct gs_pol_params params;
-	u64 grants, overruns, held_ns;
+	u64 grants, overruns, held_ns, mem_reserved;
 	u32 nr_clients, nr_waiting;
 	pid_t holder;
 };
@@ -107,7 +108,8 @@ extern struct gs_defaults gs_defaults;
 /* token.c */
 int gs_client_init(struct gs_client *c);
 void gs_client_exit(struct gs_client *c);
-int gs_client_attach(struct gs_client *c, const u8 *uuid);
+int gs_client_attach(struct gs_client *c, const u8 *uuid, u64 mem_total);
+int gs_client_mem(struct gs_client *c, u64 bytes, bool reserve);
 int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		      bool yield);
 int gs_client_release(struct gs_client *c, u64 gpu_ns);

@@ -45,6 +45,14 @@ static unsigned int handover_us = 600;
 module_param(handover_us, uint, 0444);
 MODULE_PARM_DESC(handover_us, "Work a yielding holder may leave running, us");
 
+static unsigned int mem_default_pct;
+module_param(mem_default_pct, uint, 0444);
+MODULE_PARM_DESC(mem_default_pct, "Device memory limit of clients without their own, percent (0: none)");
+
+static unsigned int mem_reserve_mb;
+module_param(mem_reserve_mb, uint, 0444);
+MODULE_PARM_DESC(mem_reserve_mb, "Device memory no client's limit may claim, MiB");
+
 static unsigned int dev_mode = 0666;
 module_param(dev_mode, uint, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gpusched (default 0666)");
@@ -63,6 +71,8 @@ static int __init gs_params_init(void)
 		[GS_POL_KNOB_LATENCY_PCT] = latency_pct,
 		[GS_POL_KNOB_LATENCY_QUEUE] = latency_queue_us,
 		[GS_POL_KNOB_HANDOVER] = handover_us,
+		[GS_POL_KNOB_MEM_DEFAULT_PCT] = mem_default_pct,
+		[GS_POL_KNOB_MEM_RESERVE] = mem_reserve_mb,
 	};
 	struct gs_pol_params *p = &gs_defaults.params;
 	int i;

@@ -38,6 +38,8 @@ static const struct nla_policy gs_set_gpu_policy[GPUSCHED_A_GPU_MAX + 1] = {
 	GS_KNOB_POLICY(GPUSCHED_A_GPU_LATENCY_PCT, GS_POL_KNOB_LATENCY_PCT),
 	GS_KNOB_POLICY(GPUSCHED_A_GPU_LATENCY_QUEUE_US, GS_POL_KNOB_LATENCY_QUEUE),
 	GS_KNOB_POLICY(GPUSCHED_A_GPU_HANDOVER_US, GS_POL_KNOB_HANDOVER),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_MEM_DEFAULT_PCT, GS_POL_KNOB_MEM_DEFAULT_PCT),
+	GS_KNOB_POLICY(GPUSCHED_A_GPU_MEM_RESERVE_MB, GS_POL_KNOB_MEM_RESERVE),
 };
 
 static const struct nla_policy gs_get_client_policy[GPUSCHED_A_CLIENT_MAX + 1] = {
@@ -52,6 +54,8 @@ static const struct nla_policy gs_set_client_policy[GPUSCHED_A_CLIENT_MAX + 1] =
 						      GPUSCHED_WEIGHT_MAX),
 	[GPUSCHED_A_CLIENT_CLASS] = NLA_POLICY_MAX(NLA_U32, GPUSCHED_CLASS_MAX),
 	[GPUSCHED_A_CLIENT_CAP_PCT] = NLA_POLICY_MAX(NLA_U32, 100),
+	[GPUSCHED_A_CLIENT_MEM_LIMIT] = { .type = NLA_U64 },
+	[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT] = NLA_POLICY_RANGE(NLA_U32, 1, 100),
 	[GPUSCHED_A_CLIENT_POLICY_SET] = { .type = NLA_U32 },
 };
 
@@ -84,6 +88,8 @@ static int gs_put_gpu(struct sk_buff *skb, struct gs_gpu *gpu, u32 portid,
 	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_OVERRUNS, st.overruns,
 			      GPUSCHED_A_GPU_PAD) ||
 	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_HELD_NS, st.held_ns,
+			      GPUSCHED_A_GPU_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_GPU_MEM_RESERVED, st.mem_reserved,
 			      GPUSCHED_A_GPU_PAD))
 		goto full;
 	genlmsg_end(skb, hdr);
@@ -206,7 +212,15 @@ static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
 			      GPUSCHED_A_CLIENT_PAD) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_POLICY_SET, s->policy_set) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_POLICY_LOWERED,
-			s->policy_lowered)) {
+			s->policy_lowered) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_MEM_RESERVED,
+			      s->mem_reserved, GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_MEM_LIMIT, s->mem_limit,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_MEM_REFUSED,
+			      s->mem_refused, GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_MEM_TOTAL, s->mem_total,
+			      GPUSCHED_A_CLIENT_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -286,7 +300,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **attrs = info->attrs;
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct gpusched_params p = {};
-	u32 pid = 0, only_gpu = U32_MAX, policy = 0;
+	u32 pid = 0, only_gpu = U32_MAX, policy = 0, mem_pct = 0;
 	unsigned int index;
 	struct gs_gpu *gpu;
 	int matched = 0, err = 0;
@@ -314,8 +328,24 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 		p.mask |= GPUSCHED_PARAM_CAP;
 		p.cap_pct = nla_get_u32(attrs[GPUSCHED_A_CLIENT_CAP_PCT]);
 	}
+	if (attrs[GPUSCHED_A_CLIENT_MEM_LIMIT] &&
+	    attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT],
+				    "MEM_LIMIT and MEM_LIMIT_PCT exclude each other");
+		return -EINVAL;
+	}
+	if (attrs[GPUSCHED_A_CLIENT_MEM_LIMIT]) {
+		p.mask |= GPUSCHED_PARAM_MEM_LIMIT;
+		p.mem_limit = nla_get_u64(attrs[GPUSCHED_A_CLIENT_MEM_LIMIT]);
+	}
+	if (attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT]) {
+		/* Resolved per client, against the memory it reported. */
+		p.mask |= GPUSCHED_PARAM_MEM_LIMIT;
+		mem_pct = nla_get_u32(attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT]);
+	}
 	if (!p.mask) {
-		NL_SET_ERR_MSG(info->extack, "nothing to set: give WEIGHT, CLASS or CAP_PCT");
+		NL_SET_ERR_MSG(info->extack,
+			       "nothing to set: give WEIGHT, CLASS, CAP_PCT, MEM_LIMIT or MEM_LIMIT_PCT");
 		return -EINVAL;
 	}
 	if (attrs[GPUSCHED_A_CLIENT_POLICY_SET]) {
@@ -348,6 +378,15 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 				continue;
 			if (id && pid && gs_pid_nr(c->pid, ns) != pid)
 				continue;
+			if (mem_pct)
+				err = gs_mem_limit_pct(&c->pol, mem_pct,
+						       &p.mem_limit);
+			if (err) {
+				NL_SET_ERR_MSG_ATTR(info->extack,
+						    attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT],
+						    "a client matched reported no device memory");
+				break;
+			}
 			err = gs_client_admin_set_locked(gpu, c, &p, policy);
 			if (err)
 				break;
@@ -422,7 +461,7 @@ static struct genl_family gs_family __ro_after_init = {
 static size_t gs_client_msg_size(void)
 {
 	return nla_total_size(sizeof(u32)) * 10 +	/* u32 attributes */
-	       nla_total_size_64bit(sizeof(u64)) * 8 +	/* u64 attributes */
+	       nla_total_size_64bit(sizeof(u64)) * 12 +	/* u64 attributes */
 	       nla_total_size(TASK_COMM_LEN);		/* comm */
 }
 

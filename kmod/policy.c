@@ -92,6 +92,12 @@ const struct gs_pol_knob gs_pol_knobs[GS_POL_NR_KNOBS] = {
 		1000000, 300),
 	GS_KNOB(GS_POL_KNOB_HANDOVER, "handover_us",
 		GPUSCHED_A_GPU_HANDOVER_US, handover_ns, 1000, 0, 1000000, 600),
+	GS_KNOB(GS_POL_KNOB_MEM_DEFAULT_PCT, "mem_default_pct",
+		GPUSCHED_A_GPU_MEM_DEFAULT_PCT, mem_default_pct, 1, 0, 100, 0),
+	/* MiB, up to 16 TiB. */
+	GS_KNOB(GS_POL_KNOB_MEM_RESERVE, "mem_reserve_mb",
+		GPUSCHED_A_GPU_MEM_RESERVE_MB, mem_reserve, 1U << 20, 0,
+		1U << 24, 0),
 };
 
 /**
@@ -766,13 +772,18 @@ int gs_pol_set_params_masked(struct gs_pol_dev *d, struct gs_pol_client *c,
 	u32 weight = p->mask & GPUSCHED_PARAM_WEIGHT ? p->weight : c->weight;
 	u32 sched_class = p->mask & GPUSCHED_PARAM_CLASS ? p->sched_class : c->sched_class;
 	u32 cap = p->mask & GPUSCHED_PARAM_CAP ? p->cap_pct : c->cap_pct;
+	bool mem = p->mask & GPUSCHED_PARAM_MEM_LIMIT;
 	int err = gs_pol_check_client_params(weight, sched_class, cap);
 
 	if (err)
 		return err;
-	if (!priv && !gs_pol_lowers(c, weight, sched_class, cap))
+	if (!priv && (!gs_pol_lowers(c, weight, sched_class, cap) ||
+		      (mem && !gs_mem_lowers(d, c, p->mem_limit))))
 		return -EPERM;
-	return gs_pol_set_client_params(d, c, weight, sched_class, cap, now, fx);
+	err = gs_pol_set_client_params(d, c, weight, sched_class, cap, now, fx);
+	if (!err && mem)
+		c->mem.limit = p->mem_limit;
+	return err;
 }
 
 /**
@@ -1107,6 +1118,8 @@ void gs_pol_status_fill(const struct gs_pol_dev *d,
 		.features = GS_FEATURES,
 		.latency_queue_ns = d->p.latency_queue_ns,
 		.handover_ns = d->p.handover_ns,
+		.mem_reserved = c->mem.reserved,
+		.mem_limit = gs_mem_limit(d, c),
 	};
 }
 

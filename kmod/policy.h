@@ -52,6 +52,8 @@ struct gs_pol_params {
 	u32 latency_pct;	/* token time the latency class may take at priority */
 	u64 latency_queue_ns;	/* queued GPU time while a latency client is attached */
 	u64 handover_ns;	/* work a yielding holder may leave running */
+	u32 mem_default_pct;	/* memory limit without a client's own (mem.c) */
+	u64 mem_reserve;	/* device memory no limit may claim, bytes */
 };
 
 /*
@@ -69,6 +71,8 @@ enum gs_pol_knob_id {
 	GS_POL_KNOB_LATENCY_PCT,
 	GS_POL_KNOB_LATENCY_QUEUE,
 	GS_POL_KNOB_HANDOVER,
+	GS_POL_KNOB_MEM_DEFAULT_PCT,
+	GS_POL_KNOB_MEM_RESERVE,
 	GS_POL_NR_KNOBS
 };
 
@@ -89,6 +93,17 @@ u32 gs_pol_knob_get(const struct gs_pol_params *p, const struct gs_pol_knob *k);
 /* Set knob @k of @p to @v written units; no range check (see check_params). */
 void gs_pol_knob_set(struct gs_pol_params *p, const struct gs_pol_knob *k,
 		     u32 v);
+
+/*
+ * A client's device memory (kmod/mem.c): what its driver reported at
+ * ATTACH, its own limit, what it reserved, and its refused reservations.
+ */
+struct gs_pol_mem {
+	u64 total;			/* bytes; 0: unknown */
+	u64 limit;			/* its own limit, bytes; 0: none */
+	u64 reserved;
+	u64 refused;
+};
 
 struct gs_pol_client {
 	struct gs_pol_link node;	/* on gs_pol_dev.clients */
@@ -126,6 +141,7 @@ struct gs_pol_client {
 	u64 wait_ns_max;
 	u64 overruns;
 	u64 yields;
+	struct gs_pol_mem mem;		/* device memory accounting (mem.c) */
 };
 
 struct gs_pol_dev {
@@ -245,5 +261,22 @@ void gs_pol_status_fill(const struct gs_pol_dev *d,
 
 /* Held time of @c including the running grant. */
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now);
+
+/*
+ * Device memory accounting (kmod/mem.c), under the same lock as the rest
+ * of the device. The services keep the count; clients' libraries enforce
+ * it (MEM_RESERVE before they allocate).
+ */
+struct gpusched_mem;
+int gs_mem_check(const struct gpusched_mem *m);
+void gs_mem_attach(struct gs_pol_client *c, u64 total);
+u64 gs_mem_limit(const struct gs_pol_dev *d, const struct gs_pol_client *c);
+bool gs_mem_lowers(const struct gs_pol_dev *d, const struct gs_pol_client *c,
+		   u64 limit);
+int gs_mem_limit_pct(const struct gs_pol_client *c, u32 pct, u64 *bytes);
+int gs_mem_reserve(const struct gs_pol_dev *d, struct gs_pol_client *c,
+		   u64 bytes);
+int gs_mem_return(struct gs_pol_client *c, u64 bytes);
+u64 gs_mem_dev_reserved(const struct gs_pol_dev *d);
 
 #endif /* GS_POLICY_H */

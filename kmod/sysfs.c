@@ -43,6 +43,7 @@ GS_STATE_ATTR(overruns, "%llu");
 GS_STATE_ATTR(held_ns, "%llu");
 GS_STATE_ATTR(nr_clients, "%u");
 GS_STATE_ATTR(nr_waiting, "%u");
+GS_STATE_ATTR(mem_reserved, "%llu");
 
 static ssize_t holder_pid_show(struct kobject *kobj,
 			       struct kobj_attribute *attr, char *buf)
@@ -106,6 +107,8 @@ GS_KNOB(window_us, GS_POL_KNOB_WINDOW);
 GS_KNOB(latency_pct, GS_POL_KNOB_LATENCY_PCT);
 GS_KNOB(latency_queue_us, GS_POL_KNOB_LATENCY_QUEUE);
 GS_KNOB(handover_us, GS_POL_KNOB_HANDOVER);
+GS_KNOB(mem_default_pct, GS_POL_KNOB_MEM_DEFAULT_PCT);
+GS_KNOB(mem_reserve_mb, GS_POL_KNOB_MEM_RESERVE);
 
 static struct attribute *gs_gpu_attrs[] = {
 	&uuid_attr.attr,
@@ -117,6 +120,9 @@ static struct attribute *gs_gpu_attrs[] = {
 	&latency_pct_knob.attr.attr,
 	&latency_queue_us_knob.attr.attr,
 	&handover_us_knob.attr.attr,
+	&mem_default_pct_knob.attr.attr,
+	&mem_reserve_mb_knob.attr.attr,
+	&mem_reserved_attr.attr,
 	&nr_clients_attr.attr,
 	&nr_waiting_attr.attr,
 	&holder_pid_attr.attr,

@@ -411,6 +411,7 @@ void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s)
 		s->held_ns += gs_pol_held_now(h, ktime_get_ns()) - h->held_ns;
 	s->nr_clients = gpu->pol.nr_clients;
 	s->nr_waiting = gpu->pol.nr_waiting;
+	s->mem_reserved = gs_mem_dev_reserved(&gpu->pol);
 	s->holder = h ? gs_pid_nr(to_client(h)->pid, ns) : 0;
 	spin_unlock_bh(&gpu->lock);
 }
@@ -483,6 +484,10 @@ void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 	s->wait_ns_max = c->pol.wait_ns_max;
 	s->overruns = c->pol.overruns;
 	s->yields = c->pol.yields;
+	s->mem_total = c->pol.mem.total;
+	s->mem_reserved = c->pol.mem.reserved;
+	s->mem_limit = gs_mem_limit(&gpu->pol, &c->pol);
+	s->mem_refused = c->pol.mem.refused;
 }
 
 /**
@@ -538,13 +543,14 @@ void gs_client_exit(struct gs_client *c)
  * gs_client_attach() - ATTACH a client to the token of @uuid
  * @c: the client
  * @uuid: the GPU's UUID, not all zero
+ * @mem_total: the GPU's memory as the client's driver reports it; 0: unknown
  *
  * Creates the token if it is new (reclaiming an unused one when max_gpus
  * exist, see gs_gpu_get()).
  *
  * Return: 0, -EBUSY if attached already, -ENOSPC, -ENOMEM.
  */
-int gs_client_attach(struct gs_client *c, const u8 *uuid)
+int gs_client_attach(struct gs_client *c, const u8 *uuid, u64 mem_total)
 {
 	struct gs_client_snap snap;
 	struct gs_gpu *gpu;
@@ -572,6 +578,7 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid)
 	 */
 	c->id = atomic64_inc_return(&gs_next_client_id);
 	gs_pol_client_init(&gpu->pol, &c->pol, now);
+	gs_mem_attach(&c->pol, mem_total);
 	list_add_tail(&c->node, &gpu->clients);
 	gs_status_sync(gpu, c, now);
 	gs_client_snap(gpu, c, &snap, now);
@@ -842,6 +849,34 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 }
 
 /**
+ * gs_client_mem() - MEM_RESERVE or MEM_RETURN device memory
+ * @c: the client
+ * @bytes: checked by gs_mem_check()
+ * @reserve: reserve, else return
+ *
+ * Needs no token and never waits. The client's status page shows the new
+ * reservation when this returns.
+ *
+ * Return: 0, -ENOTCONN before ATTACH, -EDQUOT past the client's limit,
+ * -EINVAL for an overflow or more returned than reserved.
+ */
+int gs_client_mem(struct gs_client *c, u64 bytes, bool reserve)
+{
+	struct gs_gpu *gpu = gs_client_gpu(c);
+	int err;
+
+	if (!gpu)
+		return -ENOTCONN;
+	spin_lock_bh(&gpu->lock);
+	err = reserve ? gs_mem_reserve(&gpu->pol, &c->pol, bytes) :
+			gs_mem_return(&c->pol, bytes);
+	if (!err)
+		gs_status_sync(gpu, c, ktime_get_ns());
+	spin_unlock_bh(&gpu->lock);
+	return err;
+}
+
+/**
  * gs_client_info() - GET_INFO: a client's own accounting and parameters
  * @c: the client
  * @info: filled in whole; the service's ABI version and features even
@@ -878,5 +913,8 @@ int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 	info->wait_ns_max = s.wait_ns_max;
 	info->overruns = s.overruns;
 	info->yields = s.yields;
+	info->mem_reserved = s.mem_reserved;
+	info->mem_limit = s.mem_limit;
+	info->mem_refused = s.mem_refused;
 	return 0;
 }

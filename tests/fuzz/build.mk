@@ -75,7 +75,7 @@ $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		$(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
-		kmod/policy.c daemon/policyfile.c daemon/rules.c daemon/procfs.c daemon/knobs.c \
+		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/rules.c daemon/procfs.c daemon/knobs.c \
 		daemon/metrics.c \
 		$(wildcard daemon/*.h) kmod/policy.h kmod/uapi/linux/gpusched.h
 

@@ -18,17 +18,17 @@ service 10000 500000
 cat >"$T/ctl.py" <<'PY'
 import errno, os, socket, struct, sys
 
-MAGIC, WIRE_MAGIC, VERSION = 0x47504343, 0x47505553, 2
+MAGIC, WIRE_MAGIC, VERSION = 0x47504343, 0x47505553, 3
 WIRE_MAX = 256                                 # GPUSCHED_WIRE_MAX
 GET_GPUS, GET_CLIENTS, SET_GPU, SET_CLIENT, SUBSCRIBE, EV_ATTACH = 1, 2, 3, 4, 5, 6
 F_MULTI, F_DONE = 1, 2
 HDR = struct.Struct("<IHHIIiHH")            # struct gpusched_ctl_hdr, 24 bytes
-CLIENT = struct.Struct("<QII16sIIQIIII6Q2Q")  # struct gpusched_ctl_client, 128
-SET_GPU_S = struct.Struct("<II8I2Q")         # 56
-SET_CLIENT_S = struct.Struct("<QIIII4I2Q")   # 56
+CLIENT = struct.Struct("<QII16sIIQIIII6Q4Q2Q")  # struct gpusched_ctl_client, 160
+SET_GPU_S = struct.Struct("<II10I2Q")        # 64
+SET_CLIENT_S = struct.Struct("<QIIII4I2Q")   # 56: params end mem_limit, reserved
 FILTER = struct.Struct("<IIQ")               # 16
 ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0   # _IOW(0xE7, 0, struct gpusched_attach)
-assert HDR.size == 24 and CLIENT.size == 128 and SET_GPU_S.size == 56
+assert HDR.size == 24 and CLIENT.size == 160 and SET_GPU_S.size == 64
 assert SET_CLIENT_S.size == 56
 
 def conn(path):
@@ -69,7 +69,7 @@ def set_client(id=0, pid=0, gpu=0, flags=0, reserved=0, mask=1, weight=100,
     return SET_CLIENT_S.pack(id, pid, gpu, flags, reserved, mask, weight, cls,
                              cap, *pres)
 
-def set_gpu(index=0, mask=1, vals=(10000, 500000, 500, 1000000, 100000, 50, 200, 100),
+def set_gpu(index=0, mask=1, vals=(10000, 500000, 500, 1000000, 100000, 50, 200, 100, 0, 0),
             res=(0, 0)):
     return SET_GPU_S.pack(index, mask, *vals, *res)
 
@@ -110,7 +110,7 @@ cases = [
     ("a filter's reserved field", E.EINVAL, msg(GET_CLIENTS, FILTER.pack(0, 0, 1))),
     ("SET_CLIENT without an argument", E.EINVAL, msg(SET_CLIENT)),
     ("SET_CLIENT of the wrong size", E.EMSGSIZE, msg(SET_CLIENT, set_client(pid=1)[:48])),
-    ("SET_CLIENT: unknown mask bits", E.EOPNOTSUPP, msg(SET_CLIENT, set_client(pid=1, mask=8))),
+    ("SET_CLIENT: unknown mask bits", E.EOPNOTSUPP, msg(SET_CLIENT, set_client(pid=1, mask=16))),
     ("SET_CLIENT: unknown flags", E.EOPNOTSUPP, msg(SET_CLIENT, set_client(pid=1, flags=4))),
     ("SET_CLIENT: reserved field", E.EINVAL, msg(SET_CLIENT, set_client(pid=1, reserved=1))),
     ("SET_CLIENT: params reserved", E.EINVAL, msg(SET_CLIENT, set_client(pid=1, pres=(0, 1)))),
@@ -122,10 +122,11 @@ cases = [
     ("SET_CLIENT: cap 101", E.ERANGE, msg(SET_CLIENT, set_client(pid=1, mask=4, cap=101))),
     ("SET_CLIENT: no such pid", E.ESRCH, msg(SET_CLIENT, set_client(pid=999999))),
     ("SET_CLIENT: no such id", E.ESRCH, msg(SET_CLIENT, set_client(id=123456789))),
-    ("SET_GPU: unknown knob bits", E.EOPNOTSUPP, msg(SET_GPU, set_gpu(mask=256))),
+    ("SET_GPU: unknown knob bits", E.EOPNOTSUPP, msg(SET_GPU, set_gpu(mask=1024))),
     ("SET_GPU: reserved field", E.EINVAL, msg(SET_GPU, set_gpu(res=(1, 0)))),
-    ("SET_GPU: timeslice 99 us", E.ERANGE, msg(SET_GPU, set_gpu(vals=(99, 0, 0, 0, 0, 0, 0, 0)))),
-    ("SET_GPU: latency 91%", E.ERANGE, msg(SET_GPU, set_gpu(mask=32, vals=(0, 0, 0, 0, 0, 91, 0, 0)))),
+    ("SET_GPU: timeslice 99 us", E.ERANGE, msg(SET_GPU, set_gpu(vals=(99, 0, 0, 0, 0, 0, 0, 0, 0, 0)))),
+    ("SET_GPU: latency 91%", E.ERANGE, msg(SET_GPU, set_gpu(mask=32, vals=(0, 0, 0, 0, 0, 91, 0, 0, 0, 0)))),
+    ("SET_GPU: mem_default_pct 101", E.ERANGE, msg(SET_GPU, set_gpu(mask=256, vals=(0, 0, 0, 0, 0, 0, 0, 0, 101, 0)))),
     ("SET_GPU: no such GPU", E.ENODEV, msg(SET_GPU, set_gpu(index=7))),
     ("SUBSCRIBE with an argument", E.EINVAL, msg(SUBSCRIBE, b"\0" * 8)),
 ]
@@ -152,8 +153,8 @@ PY
 python3 "$T/badmsg.py" "$GPUSCHED_ARBITER" "$T" >"$T/badmsg.out" 2>&1
 rc=$?
 diag "$T/badmsg.out"
-check "34 malformed requests, each with its errno, on one connection" test $rc = 0
-check "(every case ran)" test "$(grep -c '^ok ' "$T/badmsg.out")" = 35
+check "35 malformed requests, each with its errno, on one connection" test $rc = 0
+check "(every case ran)" test "$(grep -c '^ok ' "$T/badmsg.out")" = 36
 check "the arbiter is still running" kill -0 "$ARB_PID"
 
 # Roles and authority.

@@ -5,7 +5,7 @@
 # so that undefined behaviour in the shared code fails the tests.
 # tests/unit/policy.t runs both.
 
-UNIT_POLICY_SRCS := tests/unit/test_policy.c kmod/policy.c
+UNIT_POLICY_SRCS := tests/unit/test_policy.c kmod/policy.c kmod/mem.c
 UNIT_POLICY_DEPS := $(UNIT_POLICY_SRCS) tests/unit/tap.h kmod/policy.h \
 	kmod/uapi/linux/gpusched.h
 UNIT_SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -20,6 +20,21 @@ $(B)/tests/unit/test_policy-san: $(UNIT_POLICY_DEPS)
 	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -o $@ $(UNIT_POLICY_SRCS)
 
 USER_TARGETS += $(B)/tests/unit/test_policy $(B)/tests/unit/test_policy-san
+
+# Device memory accounting (kmod/mem.c), the same two ways; tests/unit/mem.t.
+UNIT_MEM_SRCS := tests/unit/test_mem.c kmod/mem.c kmod/policy.c
+UNIT_MEM_DEPS := $(UNIT_MEM_SRCS) tests/unit/tap.h kmod/policy.h kmod/gs_abi.h \
+	kmod/uapi/linux/gpusched.h
+
+$(B)/tests/unit/test_mem: $(UNIT_MEM_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -o $@ $(UNIT_MEM_SRCS)
+
+$(B)/tests/unit/test_mem-san: $(UNIT_MEM_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -o $@ $(UNIT_MEM_SRCS)
+
+USER_TARGETS += $(B)/tests/unit/test_mem $(B)/tests/unit/test_mem-san
 
 # The library's period tracker (libgpusched/period.c), the same two ways;
 # tests/unit/period.t runs both.

@@ -64,10 +64,12 @@ static void test_good_file(void)
 		"weight = 400\n"
 		"class = latency\n"
 		"cap = none\n"
+		"mem_limit = 20G\n"
 		"[rule batch.jobs]\n"
 		"label = batch\n"
 		"class = BATCH\n"
 		"cap = 50\n"
+		"mem_limit = 25%\n"
 		"[rule all]\n"
 		"weight = 1\n";
 	static const uint8_t u1[16] = { 0x00, 0x11, 0x22, 0x33, 0x44, 0x55,
@@ -127,10 +129,17 @@ static void test_good_file(void)
 		CHECK(r->set.mask == GS_PARAM_MASK, "mask %#x", r->set.mask);
 		CHECK(r->set.weight == 400 && r->set.sched_class == GPUSCHED_CLASS_LATENCY &&
 		      r->set.cap_pct == GPUSCHED_CAP_NONE, "actions");
+		CHECK(r->set.mem_limit == 20ULL << 30, "mem_limit %llu",
+		      (unsigned long long)r->set.mem_limit);
 	}
 	r = rule(pol, "batch.jobs");
 	if (CHECK(r, "rule batch.jobs"))
-		CHECK(r->set.mask == (GPUSCHED_PARAM_CLASS | GPUSCHED_PARAM_CAP) &&
+		CHECK(r->set.mem_limit == (GS_MEM_PCT_FLAG | 25),
+		      "mem_limit in percent %#llx", (unsigned long long)r->set.mem_limit);
+	r = rule(pol, "batch.jobs");
+	if (CHECK(r, "rule batch.jobs"))
+		CHECK(r->set.mask == (GPUSCHED_PARAM_CLASS | GPUSCHED_PARAM_CAP |
+				   GPUSCHED_PARAM_MEM_LIMIT) &&
 		      r->set.sched_class == GPUSCHED_CLASS_BATCH && r->set.cap_pct == 50,
 		      "batch actions");
 	gs_policy_free(pol);
@@ -190,7 +199,7 @@ static const struct {
 	{ "[gpu]\ntimeslice_us = 99999999999999999999999\n", "t:2: timeslice_us \"99999999999999999999999\": not a number" },
 	{ "[gpu]\ntimeslice_us = 500\ntimeslice_us = 600\n",
 	  "t:3: timeslice_us given twice in this section (first at line 2)" },
-	{ "[rule a]\n", "t:1: rule \"a\" sets nothing: give weight, class or cap" },
+	{ "[rule a]\n", "t:1: rule \"a\" sets nothing: give weight, class, cap or mem_limit" },
 	{ "[rule a]\nuser = 0\n[rule b]\nweight = 1\n", "t:1: rule \"a\" sets nothing" },
 	{ "[rule a]\nweight = 0\n", "t:2: weight \"0\": out of range (1..10000)" },
 	{ "[rule a]\nweight = 10001\n", "t:2: weight \"10001\": out of range" },
@@ -302,6 +311,8 @@ static void test_ranges_match_policy(void)
 			case GS_KNOB_LATENCY_PCT: p.latency_pct = (uint32_t)us; break;
 			case GS_KNOB_LATENCY_QUEUE: p.latency_queue_ns = us * 1000; break;
 			case GS_KNOB_HANDOVER: p.handover_ns = us * 1000; break;
+			case GS_KNOB_MEM_DEFAULT_PCT: p.mem_default_pct = (uint32_t)us; break;
+			case GS_KNOB_MEM_RESERVE: p.mem_reserve = us << 20; break;
 			}
 			/* The policy's own table says the same. */
 			CHECK(gs_pol_knobs[k].min == ki->min && gs_pol_knobs[k].max == ki->max &&
@@ -341,6 +352,41 @@ static void test_uuid_text(void)
 	CHECK(gs_uuid_parse("", v), "empty");
 }
 
+static void test_mem_text(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{ "none", 0 }, { "0", 0 }, { "4096", 4096 }, { "1K", 1024 },
+		{ "20G", 20ULL << 30 }, { "20GiB", 20ULL << 30 },
+		{ "3gb", 3ULL << 30 }, { "2T", 2ULL << 40 },
+		{ "1%", GS_MEM_PCT_FLAG | 1 }, { "100%", GS_MEM_PCT_FLAG | 100 },
+	};
+	static const char *const bad[] = {
+		"", "-1", " 1", "1X", "1KK", "0%", "101%", "5%%", "1.5G",
+		"8388608T", "99999999999999999999",
+	};
+	char out[GS_MEM_TEXT_LEN];
+	const char *why;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK(!gs_mem_parse(good[i].s, &v, &why) && v == good[i].v,
+		      "\"%s\" -> %llu", good[i].s, (unsigned long long)v);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(gs_mem_parse(bad[i], &v, &why), "\"%s\" refused", bad[i]);
+	gs_mem_format(20ULL << 30, out);
+	CHECK(!strcmp(out, "20G"), "%s", out);
+	gs_mem_format(1536, out);
+	CHECK(!strcmp(out, "1536"), "%s", out);
+	gs_mem_format(GS_MEM_PCT_FLAG | 40, out);
+	CHECK(!strcmp(out, "40%"), "%s", out);
+	gs_mem_format(0, out);
+	CHECK(!strcmp(out, "none"), "%s", out);
+}
+
 static void test_command_line_params(void)
 {
 	struct gpusched_params p = { 0 };
@@ -353,7 +399,11 @@ static void test_command_line_params(void)
 	      p.cap_pct == 0, "cap 0 is none");
 	CHECK(!gs_client_param_parse("class", "latency", &p, msg, sizeof(msg)) &&
 	      p.sched_class == 0, "class");
+	CHECK(!gs_client_param_parse("mem_limit", "512M", &p, msg, sizeof(msg)) &&
+	      p.mem_limit == 512ULL << 20, "mem_limit");
 	CHECK(p.mask == GS_PARAM_MASK, "mask %#x", p.mask);
+	CHECK(gs_client_param_parse("mem_limit", "101%", &p, msg, sizeof(msg)) &&
+	      strstr(msg, "1..100"), "%s", msg);
 	CHECK(gs_client_param_parse("nice", "1", &p, msg, sizeof(msg)) &&
 	      strstr(msg, "unknown client parameter \"nice\""), "%s", msg);
 	CHECK(!gs_knob_parse("latency_pct", "90", &ks, msg, sizeof(msg)) &&
@@ -590,6 +640,7 @@ static const struct tap_test tests[] = {
 	{ "knob ranges are those of kmod/policy.c", test_ranges_match_policy },
 	{ "GPU UUID text forms", test_uuid_text },
 	{ "KEY=VALUE parsing shared with gpuschedctl", test_command_line_params },
+	{ "memory sizes: bytes, K/M/G/T, percent, none", test_mem_text },
 	{ "matching: and across keys, or within, first match wins", test_matching },
 	{ "matching this process through /proc", test_proc_self },
 	{ "loading files: errors, permissions", test_load_file },

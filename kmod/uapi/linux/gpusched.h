@@ -209,8 +209,8 @@
  *	GPUSCHED_A_CLIENT_ID or GPUSCHED_A_CLIENT_PID (every client of that
  *	process; with GPUSCHED_A_CLIENT_GPU, only on that GPU), and any of
  *	WEIGHT, CLASS, CAP_PCT, and MEM_LIMIT (bytes, 0: none) or
- *	MEM_LIMIT_PCT (1..100 of each client's mem_total; EINVAL if a
- *	client matched reported none, and then nothing changes), not both.
+ *	MEM_LIMIT_PCT (1..100 of each client's mem_total; EINVAL at the
+ *	first client matched that reported none), not both.
  *	ESRCH if nothing matches. Optional POLICY_SET: which of the fields
  *	set are the policy's (see above; GPUSCHED_PARAM_MEM_LIMIT for either
  *	memory attribute); EOPNOTSUPP for an unknown bit, EINVAL for a field
