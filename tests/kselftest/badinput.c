@@ -117,7 +117,7 @@ TEST_F(badinput, unknown_flags_give_eopnotsupp)
 	struct gpusched_attach at = { .flags = 1 };
 	struct gpusched_acquire aq = { 0 };
 	struct gpusched_release rl = { .flags = 1 };
-	struct gpusched_params pa = { .mask = 1U << 3, .weight = 50 };
+	struct gpusched_params pa = { .mask = 1U << 4, .weight = 50 };
 	struct gpusched_client_info ci;
 	int fd = gs_open();
 

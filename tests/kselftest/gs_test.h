@@ -50,6 +50,7 @@ enum gs_test_gpu {
 	GS_GPU_CAP_BATCH = 0x60,
 	GS_GPU_TWO,		/* two-gpus.c: this and GS_GPU_TWO_B */
 	GS_GPU_TWO_B,
+	GS_GPU_MEM = 0x70,	/* mem.c */
 	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 
