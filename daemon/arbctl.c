@@ -273,6 +273,7 @@ int gs_arb_set_client(struct gs_arb *a, uint64_t id, uint32_t pid,
 	r.params.weight = p->weight;
 	r.params.sched_class = p->sched_class;
 	r.params.cap_pct = p->cap_pct;
+	r.params.mem_limit = p->mem_limit;
 	return simple(a, GPUSCHED_CTL_SET_CLIENT, &r, sizeof(r));
 }
 

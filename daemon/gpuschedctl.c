@@ -61,11 +61,13 @@ static void usage(FILE *f)
 "                            seconds (default 2); q quits\n"
 "  set gpu UUID|INDEX KEY=VALUE...\n"
 "                            change knobs: timeslice_us grace_us min_grant_us\n"
-"                            starve_us window_us latency_pct\n"
+"                            starve_us window_us latency_pct latency_queue_us\n"
+"                            handover_us mem_default_pct mem_reserve_mb\n"
 "  set client PID [gpu=INDEX] KEY=VALUE...\n"
 "                            change every client of a process (or only the\n"
 "                            one on GPU INDEX): weight=1..10000,\n"
-"                            class=latency|normal|batch, cap=1..100|none\n"
+"                            class=latency|normal|batch, cap=1..100|none,\n"
+"                            mem_limit=BYTES[K|M|G|T]|N%%|none\n"
 "  watch                     print attach, detach and overrun events\n"
 "\n"
 "  -j, --json                machine-readable output (JSON; JSON Lines for\n"
@@ -257,6 +259,24 @@ static const char *dur(uint64_t ns, char *buf, size_t size)
 	return buf;
 }
 
+/* "1.5G": bytes, short (powers of 1024); "0" for none. */
+static const char *mem_text(uint64_t v, char buf[GS_MEM_TEXT_LEN])
+{
+	static const char units[] = "KMGTPE";
+	double d = (double)v;
+	int i = -1;
+
+	while (d >= 1024 && i < 5) {
+		d /= 1024;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, GS_MEM_TEXT_LEN, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, GS_MEM_TEXT_LEN, d < 10 ? "%.1f%c" : "%.0f%c", d, units[i]);
+	return buf;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -300,7 +320,7 @@ static void print_knobs_json(const struct gs_knob_set *ks)
 
 static int cmd_status(int argc, char **argv)
 {
-	char uuid[GS_UUID_TEXT_LEN], b1[32];
+	char uuid[GS_UUID_TEXT_LEN], b1[32], b2[GS_MEM_TEXT_LEN];
 	struct gs_gpu_rec *gpus = NULL;
 	struct conn nl;
 	size_t n = 0, i;
@@ -322,12 +342,13 @@ static int cmd_status(int argc, char **argv)
 			const struct gs_gpu_rec *g = &gpus[i];
 
 			gs_uuid_format(g->uuid, uuid);
-			printf("%s{\"index\":%u,\"uuid\":\"%s\",\"clients\":%u,\"waiting\":%u,\"holder_pid\":%u,\"grants\":%llu,\"overruns\":%llu,\"held_ns\":%llu",
+			printf("%s{\"index\":%u,\"uuid\":\"%s\",\"clients\":%u,\"waiting\":%u,\"holder_pid\":%u,\"grants\":%llu,\"overruns\":%llu,\"held_ns\":%llu,\"mem_reserved\":%llu",
 			       i ? "," : "", g->index, uuid, g->nr_clients,
 			       g->nr_waiting, g->holder_pid,
 			       (unsigned long long)g->grants,
 			       (unsigned long long)g->overruns,
-			       (unsigned long long)g->held_ns);
+			       (unsigned long long)g->held_ns,
+			       (unsigned long long)g->mem_reserved);
 			print_knobs_json(&g->knobs);
 			putchar('}');
 		}
@@ -346,10 +367,11 @@ static int cmd_status(int argc, char **argv)
 			printf("held by pid %u\n", g->holder_pid);
 		else
 			printf("free\n");
-		printf("  grants %llu, overruns %llu, held %s in all\n",
+		printf("  grants %llu, overruns %llu, held %s in all, memory reserved %s\n",
 		       (unsigned long long)g->grants,
 		       (unsigned long long)g->overruns,
-		       dur(g->held_ns, b1, sizeof(b1)));
+		       dur(g->held_ns, b1, sizeof(b1)),
+		       mem_text(g->mem_reserved, b2));
 		printf(" ");
 		for (k = 0; k < GS_NR_KNOBS; k++)
 			if (g->knobs.mask & (1U << k))
@@ -474,6 +496,14 @@ static void print_rows_json(const struct row *rows, size_t n, double interval)
 		       (unsigned long long)c->wait_ns_total,
 		       (unsigned long long)c->wait_ns_max,
 		       (unsigned long long)c->overruns, (unsigned long long)c->yields);
+		if (c->has_mem)
+			printf(",\"mem_total\":%llu,\"mem_reserved\":%llu,\"mem_limit\":%llu,\"mem_refused\":%llu",
+			       (unsigned long long)c->mem_total,
+			       (unsigned long long)c->mem_reserved,
+			       (unsigned long long)c->mem_limit,
+			       (unsigned long long)c->mem_refused);
+		else
+			printf(",\"mem_total\":null,\"mem_reserved\":null,\"mem_limit\":null,\"mem_refused\":null");
 		printf(",\"label\":");
 		if (client_label(c, label, sizeof(label)))
 			json_str(label);
@@ -491,12 +521,12 @@ static void print_rows_json(const struct row *rows, size_t n, double interval)
 
 static void print_rows(const struct row *rows, size_t n, size_t max_rows)
 {
-	char user[32], b1[16], cap[16];
+	char user[32], b1[16], cap[16], used[GS_MEM_TEXT_LEN], lim[GS_MEM_TEXT_LEN];
 	size_t i;
 
-	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %8s %8s\n",
+	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %8s %8s %17s\n",
 	       "GPU", "PID", "ID", "USER", "COMM", "CLASS", "WEIGHT", "CAP",
-	       "STATE", "SHARE", "BUSY", "WAITMAX", "OVERRUNS");
+	       "STATE", "SHARE", "BUSY", "WAITMAX", "OVERRUNS", "MEM USED/LIMIT");
 	for (i = 0; i < n && i < max_rows; i++) {
 		const struct gs_client_rec *c = &rows[i].c;
 
@@ -513,8 +543,18 @@ static void print_rows(const struct row *rows, size_t n, size_t max_rows)
 			printf("%5.1f%% %5.1f%% ", rows[i].share, rows[i].busy);
 		else
 			printf("%6s %6s ", "-", "-");
-		printf("%8s %8llu\n", dur(c->wait_ns_max, b1, sizeof(b1)),
-		       (unsigned long long)c->overruns);
+		if (c->has_mem) {
+			mem_text(c->mem_reserved, used);
+			if (c->mem_limit)
+				mem_text(c->mem_limit, lim);
+			else
+				snprintf(lim, sizeof(lim), "none");
+		} else {
+			snprintf(used, sizeof(used), "-");
+			snprintf(lim, sizeof(lim), "-");
+		}
+		printf("%8s %8llu %8s/%-8s\n", dur(c->wait_ns_max, b1, sizeof(b1)),
+		       (unsigned long long)c->overruns, used, lim);
 	}
 	if (i < n)
 		printf("... %zu more\n", n - i);
@@ -871,7 +911,7 @@ static int set_client(int argc, char **argv)
 		}
 	}
 	if (!p.mask)
-		return usage_error("set client: nothing to set (weight, class or cap)");
+		return usage_error("set client: nothing to set (weight, class, cap or mem_limit)");
 	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;

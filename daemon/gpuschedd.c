@@ -47,6 +47,9 @@ static void usage(FILE *f)
 "  --latency-queue-us N   GPU time a holder keeps queued while a latency-class\n"
 "                         client is attached\n"
 "  --handover-us N        work a yielding holder may leave running\n"
+"  --mem-default-pct N    device memory limit of clients without their own, in\n"
+"                         percent of what each reported (0-100; default 0: none)\n"
+"  --mem-reserve-mb N     device memory no client's limit may claim, MiB\n"
 "  --max-gpus N           tokens to create at most (default 16)\n"
 "  --rt-priority N        run at SCHED_FIFO priority N (1-99; default 0: do\n"
 "                         not): hand-overs then wait for no other task's\n"
@@ -100,7 +103,8 @@ static const char *opt_name(const struct option *opts, int val)
 int main(int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_SLICE, O_GRACE, O_MINGRANT, O_STARVE,
-	       O_WINDOW, O_LATENCY, O_LATQUEUE, O_HANDOVER, O_MAXGPUS, O_RTPRIO, O_POLL };
+	       O_WINDOW, O_LATENCY, O_LATQUEUE, O_HANDOVER, O_MAXGPUS, O_RTPRIO, O_POLL,
+	       O_MEMPCT, O_MEMRESERVE };
 	static const struct option opts[] = {
 		{ "arbiter", no_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, 'c' },
@@ -114,6 +118,8 @@ int main(int argc, char **argv)
 		{ "latency-pct", required_argument, NULL, O_LATENCY },
 		{ "latency-queue-us", required_argument, NULL, O_LATQUEUE },
 		{ "handover-us", required_argument, NULL, O_HANDOVER },
+		{ "mem-default-pct", required_argument, NULL, O_MEMPCT },
+		{ "mem-reserve-mb", required_argument, NULL, O_MEMRESERVE },
 		{ "max-gpus", required_argument, NULL, O_MAXGPUS },
 		{ "rt-priority", required_argument, NULL, O_RTPRIO },
 		{ "poll-us", required_argument, NULL, O_POLL },
@@ -173,6 +179,16 @@ int main(int argc, char **argv)
 			if (parse_u64("--latency-pct", optarg, 100, &v))
 				return 2;
 			o.params.latency_pct = (unsigned int)v;
+			break;
+		case O_MEMPCT:
+			if (parse_u64("--mem-default-pct", optarg, 100, &v))
+				return 2;
+			o.params.mem_default_pct = (unsigned int)v;
+			break;
+		case O_MEMRESERVE:
+			if (parse_u64("--mem-reserve-mb", optarg, 1U << 24, &v))
+				return 2;
+			o.params.mem_reserve = v << 20;
 			break;
 		case O_MAXGPUS:
 			if (parse_u64("--max-gpus", optarg, 1024, &v) || !v) {

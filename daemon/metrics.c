@@ -472,6 +472,22 @@ static const struct col gpu_cols[] = {
 	GCOL("gpusched_gpu_overruns_total", "counter",
 	     "Grants revoked because the holder did not yield within the grace time.",
 	     overruns, V_U64),
+	GCOL("gpusched_gpu_mem_reserved_bytes", "gauge",
+	     "Device memory reserved by the GPU's clients.", mem_reserved, V_U64),
+};
+
+/* Only for clients whose service reports memory (has_mem). */
+static const struct col client_mem_cols[] = {
+	CCOL("gpusched_client_mem_reserved_bytes", "gauge",
+	     "Device memory the client has reserved through its library.",
+	     mem_reserved, V_U64),
+	CCOL("gpusched_client_mem_limit_bytes", "gauge",
+	     "The client's effective device memory limit; 0: none.", mem_limit, V_U64),
+	CCOL("gpusched_client_mem_total_bytes", "gauge",
+	     "Device memory the client's driver reported; 0: unknown.", mem_total, V_U64),
+	CCOL("gpusched_client_mem_refused_total", "counter",
+	     "Reservations refused because they would pass the limit.",
+	     mem_refused, V_U64),
 };
 
 static const struct col client_cols[] = {
@@ -513,24 +529,29 @@ static void format_gpus(FILE *f, const struct gs_metrics_data *d)
 			put_val(f, &d->gpus[i], &gpu_cols[c]);
 		}
 	}
-	/* Knobs in base units: seconds and ratios. */
+	/* Knobs in base units: seconds, ratios and bytes, by their suffix. */
 	for (k = 0; k < GS_NR_KNOBS; k++) {
 		const char *name = gs_knobs[k].name;
-		bool us = k != GS_KNOB_LATENCY_PCT;
+		const char *sfx = strrchr(name, '_') + 1;
+		bool pct = !strcmp(sfx, "pct"), mb = !strcmp(sfx, "mb");
 		char metric[64];
 
 		/* "timeslice_us" -> gpusched_gpu_timeslice_seconds */
 		snprintf(metric, sizeof(metric), "gpusched_gpu_%.*s_%s",
-			 (int)(strrchr(name, '_') - name), name,
-			 us ? "seconds" : "ratio");
+			 (int)(sfx - 1 - name), name,
+			 pct ? "ratio" : mb ? "bytes" : "seconds");
 		head(f, metric, "gauge", gs_knobs[k].doc);
 		for (i = 0; i < d->nr_gpus; i++) {
 			uint32_t v = d->gpus[i].knobs.val[k];
 
 			if (!(d->gpus[i].knobs.mask & (1U << k)))
 				continue;
-			fprintf(f, "%s{gpu=\"%u\"} %.6f\n", metric,
-				d->gpus[i].index, us ? v / 1e6 : v / 100.0);
+			if (mb)
+				fprintf(f, "%s{gpu=\"%u\"} %llu\n", metric,
+					d->gpus[i].index, (unsigned long long)v << 20);
+			else
+				fprintf(f, "%s{gpu=\"%u\"} %.6f\n", metric,
+					d->gpus[i].index, pct ? v / 100.0 : v / 1e6);
 		}
 	}
 }
@@ -558,6 +579,17 @@ static void format_clients(FILE *f, const struct gs_metrics_data *d)
 			fputs(client_cols[c].name, f);
 			client_labels(f, &d->clients[i]);
 			put_val(f, &d->clients[i], &client_cols[c]);
+		}
+	}
+	for (c = 0; c < sizeof(client_mem_cols) / sizeof(client_mem_cols[0]); c++) {
+		head(f, client_mem_cols[c].name, client_mem_cols[c].type,
+		     client_mem_cols[c].help);
+		for (i = 0; i < d->nr_clients; i++) {
+			if (!d->clients[i].has_mem)
+				continue;
+			fputs(client_mem_cols[c].name, f);
+			client_labels(f, &d->clients[i]);
+			put_val(f, &d->clients[i], &client_mem_cols[c]);
 		}
 	}
 }

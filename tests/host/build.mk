@@ -6,7 +6,8 @@
 # VM runs the same scripts against the module (VM_EXTRA below).
 
 GSHOST_DIR := $(B)/tests/host
-GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so
+GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so \
+	$(GSHOST_DIR)/gs-mem-test
 GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter)
 
 $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(LIBGS_HDRS) \
@@ -14,6 +15,12 @@ $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(L
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Itests/cuda-double -pthread \
 		-o $@ $< $(GSHOST_TOKEN_OBJS)
+
+# The arbiter's memory accounting on its own protocols (71-arbiter-mem.t).
+$(GSHOST_DIR)/gs-mem-test: tests/host/gs-mem-test.c kmod/uapi/linux/gpusched.h \
+		include/gpusched/arbiter_wire.h daemon/gpusched_ctl.h daemon/knobs.h
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $<
 
 $(GSHOST_DIR)/libgs-next.so: tests/host/next-preload.c
 	$(Q)mkdir -p $(@D)

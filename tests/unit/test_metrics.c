@@ -22,17 +22,23 @@ static const struct gs_gpu_rec gpus[] = {
 	{
 		.index = 0,
 		.uuid = { 0x67, 0x73, 0x54, 0x45, 0x53, 0x54, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x41 },
-		.knobs = { .mask = 1U << GS_KNOB_TIMESLICE | 1U << GS_KNOB_LATENCY_PCT,
-			   .val = { [GS_KNOB_TIMESLICE] = 2500, [GS_KNOB_LATENCY_PCT] = 50 } },
+		.knobs = { .mask = 1U << GS_KNOB_TIMESLICE | 1U << GS_KNOB_LATENCY_PCT |
+				   1U << GS_KNOB_MEM_DEFAULT_PCT | 1U << GS_KNOB_MEM_RESERVE,
+			   .val = { [GS_KNOB_TIMESLICE] = 2500, [GS_KNOB_LATENCY_PCT] = 50,
+				    [GS_KNOB_MEM_DEFAULT_PCT] = 25,
+				    [GS_KNOB_MEM_RESERVE] = 1024 } },
 		.nr_clients = 2, .nr_waiting = 1, .holder_pid = 42,
 		.grants = 7, .overruns = 1, .held_ns = 1500000000,
+		.mem_reserved = 3ULL << 30,
 	},
 };
 
 static const struct gs_client_rec clients[] = {
 	{ .gpu = 0, .id = 5, .pid = 42, .comm = "py\"th\\on\n", .uid = 1000,
 	  .weight = 300, .class = GPUSCHED_CLASS_LATENCY, .cap_pct = 25,
-	  .state = GPUSCHED_STATE_HOLDING, .held_ns = 1000000000, .grants = 4 },
+	  .state = GPUSCHED_STATE_HOLDING, .held_ns = 1000000000, .grants = 4,
+	  .has_mem = true, .mem_total = 80ULL << 30, .mem_reserved = 3ULL << 30,
+	  .mem_limit = 20ULL << 30, .mem_refused = 2 },
 	{ .gpu = 0, .id = 6, .pid = 43, .comm = "train", .uid = 1001,
 	  .weight = 100, .class = GPUSCHED_CLASS_NORMAL,
 	  .state = GPUSCHED_STATE_WAITING, .held_ns = 500000000, .grants = 3,
@@ -73,6 +79,13 @@ static void test_format(void)
 		"gpusched_gpu_overruns_total{gpu=\"0\"} 1\n",
 		"gpusched_gpu_timeslice_seconds{gpu=\"0\"} 0.002500\n",
 		"gpusched_gpu_latency_ratio{gpu=\"0\"} 0.500000\n",
+		"gpusched_gpu_mem_default_ratio{gpu=\"0\"} 0.250000\n",
+		"gpusched_gpu_mem_reserve_bytes{gpu=\"0\"} 1073741824\n",
+		"gpusched_gpu_mem_reserved_bytes{gpu=\"0\"} 3221225472\n",
+		"gpusched_client_mem_reserved_bytes{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 3221225472\n",
+		"gpusched_client_mem_limit_bytes{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 21474836480\n",
+		"gpusched_client_mem_total_bytes{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 85899345920\n",
+		"gpusched_client_mem_refused_total{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 2\n",
 		/* Label values escaped: quote, backslash, newline. */
 		"gpusched_client_info{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\",gid=\"0\",class=\"latency\",state=\"holding\"} 1\n",
 		"gpusched_client_weight{gpu=\"0\",id=\"6\",pid=\"43\",comm=\"train\",uid=\"1001\"} 100\n",
@@ -92,6 +105,9 @@ static void test_format(void)
 
 	if (!CHECK(page, "format"))
 		return;
+	/* A client whose service reports no memory has no memory lines. */
+	CHECK(!strstr(page, "gpusched_client_mem_limit_bytes{gpu=\"0\",id=\"6\""),
+	      "memory of a client without it");
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		CHECK(strstr(page, want[i]), "missing: %s", want[i]);
 	/* Every line is a comment or "name{labels} value", nothing else. */
