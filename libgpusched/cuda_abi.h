@@ -11,6 +11,7 @@
 #ifndef GS_CUDA_ABI_H
 #define GS_CUDA_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef int CUresult;
@@ -22,6 +23,9 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUlaunchAttribute_st CUlaunchAttribute;	/* only pointed to */
+typedef uint64_t CUdeviceptr;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef unsigned long long CUmemGenericAllocationHandle;
 
 typedef struct CUuuid_st {
 	char bytes[16];
@@ -35,6 +39,46 @@ typedef struct CUlaunchConfig_st {
 	CUlaunchAttribute *attrs;
 	unsigned int numAttrs;
 } CUlaunchConfig;
+
+/*
+ * Where cuMemCreate and cuMemPoolCreate place memory: the two structs
+ * begin with the same fields, of which only @location is read.
+ */
+typedef enum {
+	CU_MEM_LOCATION_TYPE_INVALID = 0,
+	CU_MEM_LOCATION_TYPE_DEVICE = 1,
+} CUmemLocationType;
+
+typedef struct CUmemLocation_st {
+	CUmemLocationType type;
+	int id;			/* the device ordinal, for a device */
+} CUmemLocation;
+
+typedef struct CUmemAllocationProp_st {
+	int type;			/* CUmemAllocationType */
+	int requestedHandleTypes;	/* CUmemAllocationHandleType */
+	CUmemLocation location;
+	void *win32HandleMetaData;
+	struct {
+		unsigned char compressionType;
+		unsigned char gpuDirectRDMACapable;
+		unsigned short usage;
+		unsigned char reserved[4];
+	} allocFlags;
+} CUmemAllocationProp;
+
+typedef struct CUmemPoolProps_st {
+	int allocType;			/* CUmemAllocationType */
+	int handleTypes;		/* CUmemAllocationHandleType */
+	CUmemLocation location;
+	void *win32SecurityAttributes;
+	size_t maxSize;
+	unsigned short usage;
+	unsigned char reserved[54];
+} CUmemPoolProps;
+
+#define CU_MEM_ATTACH_GLOBAL	0x1
+#define CU_MEM_ATTACH_HOST	0x2
 
 enum {
 	CUDA_SUCCESS = 0,

@@ -5,6 +5,7 @@
 GSDBL_DIR := $(B)/tests/cuda-double
 GSDBL_LIB := $(GSDBL_DIR)/libcuda.so.1
 GSDBL_CLIENT := $(GSDBL_DIR)/gs-cuda-client
+GSDBL_MEM := $(GSDBL_DIR)/gs-mem-client
 GSDBL_HDRS := tests/cuda-double/cuda_double.h libgpusched/cuda_abi.h
 
 # -Bsymbolic: like libcuda, the double hands out its own entry points from
@@ -21,4 +22,8 @@ $(GSDBL_CLIENT): tests/cuda-double/gs-cuda-client.c $(GSDBL_HDRS) $(GSDBL_LIB)
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Itests/cuda-double -pthread \
 		-o $@ $< -L$(GSDBL_DIR) -lcuda -ldl -Wl,-rpath,'$$ORIGIN'
 
-USER_TARGETS += $(GSDBL_LIB) $(GSDBL_CLIENT)
+$(GSDBL_MEM): tests/cuda-double/gs-mem-client.c $(GSDBL_HDRS) $(GSDBL_LIB)
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Itests/cuda-double -pthread \
+		-o $@ $< -L$(GSDBL_DIR) -lcuda -ldl -Wl,-rpath,'$$ORIGIN'
+
+USER_TARGETS += $(GSDBL_LIB) $(GSDBL_CLIENT) $(GSDBL_MEM)

@@ -23,7 +23,11 @@
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
  *    further launches block, as with a full push buffer;
  *  - $GS_DOUBLE_GPUS physical GPUs (default 1), filtered and ordered by
- *    CUDA_VISIBLE_DEVICES as a list of indices; uuids from gsd_uuid().
+ *    CUDA_VISIBLE_DEVICES as a list of indices; uuids from gsd_uuid();
+ *  - device memory of $GS_DOUBLE_MEM bytes per GPU (K, M, G suffixes;
+ *    default 16G), shared by all processes through the shared file, with
+ *    allocations failing with CUDA_ERROR_OUT_OF_MEMORY at the total; see
+ *    "Device memory" below.
  *
  * Unlike a real driver, a forked child may keep using its parent's
  * contexts (with its own workers and empty queues), so that the library's
@@ -50,8 +54,6 @@
 #include "cuda_double.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-typedef uint64_t CUdeviceptr;
 
 struct item {
 	struct item *next;
@@ -100,6 +102,7 @@ static struct {
 	CUcontext primary[GSD_MAX_GPUS];
 	atomic_ullong work_us;
 	uint64_t max_queue;		/* work items a context may have queued */
+	uint64_t mem_total;		/* device memory of each GPU, bytes */
 	/* CUDA_MPS_CLIENT_PRIORITY as the first cuInit found it: the real
 	 * driver reads it when it connects to the MPS server.
 	 */
@@ -309,8 +312,10 @@ static void shm_init(struct gsd_shm *shm, int nr)
 		pthread_mutexattr_init(&a);
 		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-		for (int i = 0; i < GSD_MAX_GPUS; i++)
+		for (int i = 0; i < GSD_MAX_GPUS; i++) {
 			pthread_mutex_init(&shm->gpu[i].running, &a);
+			pthread_mutex_init(&shm->gpu[i].mem_lock, &a);
+		}
 		pthread_mutexattr_destroy(&a);
 		shm->nr_gpus = (uint32_t)nr;
 		__atomic_store_n(&shm->magic, GSD_MAGIC, __ATOMIC_RELEASE);
@@ -320,6 +325,32 @@ static void shm_init(struct gsd_shm *shm, int nr)
 }
 
 static void atfork_child(void);
+
+/* "N", "NK", "NM" or "NG" bytes; @def when unset or malformed. */
+static uint64_t mem_size(const char *s, uint64_t def)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	}
+	return *end || !v ? def : v;
+}
 
 EXPORT CUresult cuInit(unsigned int flags)
 {
@@ -358,6 +389,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 
 	s = getenv("GS_DOUBLE_QUEUE");
 	D.max_queue = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 256;
+
+	D.mem_total = mem_size(getenv("GS_DOUBLE_MEM"), 16ull << 30);
 
 	s = getenv("GS_DOUBLE_SHM");
 	if (s && *s) {
@@ -902,19 +935,461 @@ static CUresult copy(CUstream s)
 	return enqueue(c, 0, false);
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * Device memory. Each modelled GPU has D.mem_total bytes, shared by every
+ * process of the shared file: a process's use is its slot there, and a
+ * slot of a process that exited counts nothing (the driver frees what a
+ * dead process held). Allocations are anonymous mappings, never touched
+ * unless the program writes them, so totals of gigabytes cost nothing.
+ * Pools (cuMemAllocAsync, cuMemAllocFromPoolAsync) keep freed blocks,
+ * still counted as used, until cuMemPoolTrimTo or cuMemPoolDestroy (as a
+ * release threshold of UINT64_MAX would), and reuse one large enough. Frees
+ * are immediate: the double has no stream order for memory.
+ */
+
+enum blk_kind { BLK_MEM, BLK_POOL, BLK_HANDLE };
+
+struct CUmemPoolHandle_st {
+	int phys;
+	struct blk *cached;	/* freed blocks the pool keeps */
+};
+
+struct blk {
+	struct blk *next;
+	enum blk_kind kind;
+	uint64_t key;		/* address, or handle */
+	size_t size;
+	int phys;
+	CUmemoryPool pool;
+};
+
+static struct {
+	pthread_mutex_t lock;	/* the lists and pools below */
+	struct blk *live;
+	uint64_t next_handle;
+	struct CUmemPoolHandle_st def_pool[GSD_MAX_GPUS];
+	int slot[GSD_MAX_GPUS];	/* ours in gpu->mem, +1; 0: none yet */
+} M = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_handle = 1 };
+
+static void mem_lock(struct gsd_gpu *g)
+{
+	if (pthread_mutex_lock(&g->mem_lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&g->mem_lock);
+}
+
+static bool pid_alive(int32_t pid)
+{
+	return pid && (!kill(pid, 0) || errno == EPERM);
+}
+
+/* Bytes held by live processes on @g. Caller holds g->mem_lock. */
+static uint64_t mem_used(struct gsd_gpu *g)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < GSD_MEM_SLOTS; i++)
+		if (pid_alive(g->mem[i].pid))
+			sum += g->mem[i].bytes;
+	return sum;
+}
+
+/* This process's slot on @g, claiming a free or dead one. Under mem_lock. */
+static struct gsd_mem_slot *mem_slot(int phys, struct gsd_gpu *g)
+{
+	int32_t me = (int32_t)getpid();
+
+	if (M.slot[phys])
+		return &g->mem[M.slot[phys] - 1];
+	for (int i = 0; i < GSD_MEM_SLOTS; i++) {
+		if (g->mem[i].pid && pid_alive(g->mem[i].pid))
+			continue;
+		g->mem[i].pid = me;
+		g->mem[i].bytes = 0;
+		M.slot[phys] = i + 1;
+		return &g->mem[i];
+	}
+	return NULL;
+}
+
+/* Take @n bytes of physical GPU @phys's memory, or say there is none. */
+static CUresult phys_take(int phys, size_t n)
+{
+	struct gsd_gpu *g = &D.shm->gpu[phys];
+	struct gsd_mem_slot *sl;
+	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+
+	mem_lock(g);
+	sl = mem_slot(phys, g);
+	if (sl && n <= D.mem_total && mem_used(g) <= D.mem_total - n) {
+		sl->bytes += n;
+		r = CUDA_SUCCESS;
+	} else {
+		g->mem_refused++;
+	}
+	pthread_mutex_unlock(&g->mem_lock);
+	return r;
+}
+
+static void phys_give(int phys, size_t n)
+{
+	struct gsd_gpu *g = &D.shm->gpu[phys];
+	struct gsd_mem_slot *sl;
+
+	mem_lock(g);
+	sl = mem_slot(phys, g);
+	if (sl)
+		sl->bytes -= n < sl->bytes ? n : sl->bytes;
+	pthread_mutex_unlock(&g->mem_lock);
+}
+
+/* A new block of @n bytes on @phys: its memory, mapped, and listed. */
+static CUresult blk_new(int phys, size_t n, enum blk_kind kind,
+			CUmemoryPool pool, uint64_t *key)
+{
+	struct blk *b;
+	void *m = MAP_FAILED;
+	CUresult r;
+
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r = phys_take(phys, n);
+	if (r == CUDA_SUCCESS && kind != BLK_HANDLE) {
+		m = mmap(NULL, n, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED) {
+			phys_give(phys, n);
+			r = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	if (r != CUDA_SUCCESS) {
+		free(b);
+		return r;
+	}
+	b->kind = kind;
+	b->size = n;
+	b->phys = phys;
+	b->pool = pool;
+	pthread_mutex_lock(&M.lock);
+	b->key = kind == BLK_HANDLE ? M.next_handle++ : (uint64_t)(uintptr_t)m;
+	b->next = M.live;
+	M.live = b;
+	pthread_mutex_unlock(&M.lock);
+	*key = b->key;
+	return CUDA_SUCCESS;
+}
+
+static void blk_destroy(struct blk *b)
+{
+	if (b->kind != BLK_HANDLE)
+		munmap((void *)(uintptr_t)b->key, b->size);
+	phys_give(b->phys, b->size);
+	free(b);
+}
+
+/* Unlist the live block @key of a kind in @kinds (a mask of 1 << kind). */
+static struct blk *blk_take(uint64_t key, unsigned int kinds)
+{
+	struct blk **pp, *b = NULL;
+
+	pthread_mutex_lock(&M.lock);
+	for (pp = &M.live; *pp; pp = &(*pp)->next) {
+		if ((*pp)->key == key && (kinds & (1U << (*pp)->kind))) {
+			b = *pp;
+			*pp = b->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&M.lock);
+	return b;
+}
+
+static CUresult ctx_phys(int *phys)
+{
+	CUcontext c = current();
+
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*phys = c->phys;
+	return CUDA_SUCCESS;
+}
+
+static CUresult mem_alloc(CUdeviceptr *p, size_t n)
+{
+	CUresult r;
+	int phys;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = ctx_phys(&phys);
+	if (r == CUDA_SUCCESS)
+		r = blk_new(phys, n, BLK_MEM, NULL, p);
+	return r;
+}
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
-	void *m = malloc(n ? n : 1);
+	return mem_alloc(p, n);
+}
 
-	if (!m)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*p = (CUdeviceptr)(uintptr_t)m;
-	return CUDA_SUCCESS;
+/* Rows aligned to 512 bytes; elements of 4, 8 or 16 bytes, as documented. */
+EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t width,
+				   size_t height, unsigned int elem)
+{
+	size_t row, n;
+	CUresult r;
+
+	if (!pitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	row = (width + 511) & ~(size_t)511;
+	if (row < width || __builtin_mul_overflow(row, height, &n))
+		return CUDA_ERROR_INVALID_VALUE;
+	r = mem_alloc(p, n);
+	if (r == CUDA_SUCCESS)
+		*pitch = row;
+	return r;
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	return mem_alloc(p, n);
 }
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
-	free((void *)(uintptr_t)p);
+	struct blk *b;
+
+	if (!p)
+		return CUDA_SUCCESS;
+	b = blk_take(p, 1U << BLK_MEM);
+	if (!b)
+		return CUDA_ERROR_INVALID_VALUE;
+	blk_destroy(b);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
+{
+	struct gsd_gpu *g;
+	uint64_t used;
+	CUresult r;
+	int phys;
+
+	if (!free_b || !total)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = ctx_phys(&phys);
+	if (r != CUDA_SUCCESS)
+		return r;
+	g = &D.shm->gpu[phys];
+	mem_lock(g);
+	used = mem_used(g);
+	pthread_mutex_unlock(&g->mem_lock);
+	*total = D.mem_total;
+	*free_b = used < D.mem_total ? D.mem_total - used : 0;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!bytes || dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	*bytes = D.mem_total;
+	return CUDA_SUCCESS;
+}
+
+/* Stream-ordered allocation: a cached block large enough, else a new one. */
+static CUresult pool_alloc(CUdeviceptr *p, size_t n, CUmemoryPool pool,
+			   CUstream s)
+{
+	struct blk **pp, *b = NULL;
+	CUcontext c = stream_ctx(s);
+
+	if (!p || !pool || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&M.lock);
+	for (pp = &pool->cached; *pp; pp = &(*pp)->next) {
+		if ((*pp)->size >= n) {
+			b = *pp;
+			*pp = b->next;
+			b->next = M.live;
+			M.live = b;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&M.lock);
+	if (b) {
+		*p = b->key;
+		return CUDA_SUCCESS;
+	}
+	return blk_new(pool->phys, n, BLK_POOL, pool, p);
+}
+
+EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pool || dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	M.def_pool[D.visible[dev]].phys = D.visible[dev];
+	*pool = &M.def_pool[D.visible[dev]];
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+	CUmemoryPool np;
+
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pool || !props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    props->location.id < 0 || props->location.id >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	np = calloc(1, sizeof(*np));
+	if (!np)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	np->phys = D.visible[props->location.id];
+	*pool = np;
+	return CUDA_SUCCESS;
+}
+
+/* Give back cached blocks of @pool until at most @keep bytes are cached. */
+EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+	struct blk *gone = NULL, *b;
+	size_t cached = 0;
+
+	if (!pool)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&M.lock);
+	for (b = pool->cached; b; b = b->next)
+		cached += b->size;
+	while (pool->cached && cached > keep) {
+		b = pool->cached;
+		pool->cached = b->next;
+		cached -= b->size;
+		b->next = gone;
+		gone = b;
+	}
+	pthread_mutex_unlock(&M.lock);
+	while (gone) {
+		b = gone;
+		gone = b->next;
+		blk_destroy(b);
+	}
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+	if (!pool || (pool >= M.def_pool && pool < M.def_pool + GSD_MAX_GPUS))
+		return CUDA_ERROR_INVALID_VALUE;
+	cuMemPoolTrimTo(pool, 0);
+	free(pool);	/* its live blocks stay until freed, as the double's */
+	return CUDA_SUCCESS;
+}
+
+static CUresult alloc_async(CUdeviceptr *p, size_t n, CUstream s)
+{
+	CUcontext c = stream_ctx(s);
+	CUmemoryPool pool;
+	CUresult r;
+
+	if (!c || c->dead)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	r = cuDeviceGetDefaultMemPool(&pool, c->ordinal);
+	return r == CUDA_SUCCESS ? pool_alloc(p, n, pool, s) : r;
+}
+
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+	return alloc_async(p, n, s);
+}
+
+EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s)
+{
+	return alloc_async(p, n, s);
+}
+
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n,
+					CUmemoryPool pool, CUstream s)
+{
+	return pool_alloc(p, n, pool, s);
+}
+
+EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t n,
+					     CUmemoryPool pool, CUstream s)
+{
+	return pool_alloc(p, n, pool, s);
+}
+
+/* Back to its pool's cache; a plain allocation is freed as cuMemFree. */
+static CUresult free_async(CUdeviceptr p, CUstream s)
+{
+	struct blk *b;
+
+	(void)s;
+	b = blk_take(p, 1U << BLK_MEM | 1U << BLK_POOL);
+	if (!b)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (b->kind == BLK_MEM) {
+		blk_destroy(b);
+		return CUDA_SUCCESS;
+	}
+	pthread_mutex_lock(&M.lock);
+	b->next = b->pool->cached;
+	b->pool->cached = b;
+	pthread_mutex_unlock(&M.lock);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+	return free_async(p, s);
+}
+
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+	return free_async(p, s);
+}
+
+/* Physical memory for the virtual memory management API: 2 MiB granules. */
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t n,
+			    const CUmemAllocationProp *prop,
+			    unsigned long long flags)
+{
+	uint64_t key;
+	CUresult r;
+
+	if (!D.inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!h || !prop || flags || !n || (n & ((2u << 20) - 1)) ||
+	    prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    prop->location.id < 0 || prop->location.id >= D.nr_visible)
+		return CUDA_ERROR_INVALID_VALUE;
+	r = blk_new(D.visible[prop->location.id], n, BLK_HANDLE, NULL, &key);
+	if (r == CUDA_SUCCESS)
+		*h = key;
+	return r;
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+	struct blk *b = blk_take(h, 1U << BLK_HANDLE);
+
+	if (!b)
+		return CUDA_ERROR_INVALID_HANDLE;
+	blk_destroy(b);
 	return CUDA_SUCCESS;
 }
 
@@ -975,6 +1450,9 @@ EXPORT CUresult cuGetErrorString(CUresult r, const char **s)
 		break;
 	case CUDA_ERROR_INVALID_VALUE:
 		m = "invalid argument";
+		break;
+	case CUDA_ERROR_OUT_OF_MEMORY:
+		m = "out of memory";
 		break;
 	case CUDA_ERROR_NOT_INITIALIZED:
 		m = "initialization error";
@@ -1071,7 +1549,23 @@ static const struct entry entries[] = {
 	E("cuGraphLaunch", 10000, false, cuGraphLaunch),
 	E("cuGraphLaunch", 10000, true, cuGraphLaunch_ptsz),
 	E("cuMemAlloc", 3020, false, cuMemAlloc_v2),
+	E("cuMemAllocPitch", 3020, false, cuMemAllocPitch_v2),
+	E("cuMemAllocManaged", 6000, false, cuMemAllocManaged),
 	E("cuMemFree", 3020, false, cuMemFree_v2),
+	E("cuMemGetInfo", 3020, false, cuMemGetInfo_v2),
+	E("cuDeviceTotalMem", 3020, false, cuDeviceTotalMem_v2),
+	E("cuDeviceGetDefaultMemPool", 11020, false, cuDeviceGetDefaultMemPool),
+	E("cuMemPoolCreate", 11020, false, cuMemPoolCreate),
+	E("cuMemPoolDestroy", 11020, false, cuMemPoolDestroy),
+	E("cuMemPoolTrimTo", 11020, false, cuMemPoolTrimTo),
+	E("cuMemAllocAsync", 11020, false, cuMemAllocAsync),
+	E("cuMemAllocAsync", 11020, true, cuMemAllocAsync_ptsz),
+	E("cuMemAllocFromPoolAsync", 11020, false, cuMemAllocFromPoolAsync),
+	E("cuMemAllocFromPoolAsync", 11020, true, cuMemAllocFromPoolAsync_ptsz),
+	E("cuMemFreeAsync", 11020, false, cuMemFreeAsync),
+	E("cuMemFreeAsync", 11020, true, cuMemFreeAsync_ptsz),
+	E("cuMemCreate", 10020, false, cuMemCreate),
+	E("cuMemRelease", 10020, false, cuMemRelease),
 	E("cuMemcpyHtoDAsync", 3020, false, cuMemcpyHtoDAsync_v2),
 	E("cuMemcpyHtoDAsync", 7000, true, cuMemcpyHtoDAsync_v2_ptsz),
 	E("cuMemcpyDtoHAsync", 3020, false, cuMemcpyDtoHAsync_v2),
@@ -1142,10 +1636,15 @@ EXPORT const char *gs_double_mps_priority(void)
 	return D.mps_priority;
 }
 
-/* The child has no workers and none of the parent's work. */
+/* The child has no workers and none of the parent's work or memory. */
 static void atfork_child(void)
 {
 	pthread_mutex_init(&D.lock, NULL);
+	pthread_mutex_init(&M.lock, NULL);
+	M.live = NULL;		/* leaked: the parent's */
+	memset(M.slot, 0, sizeof(M.slot));
+	for (int i = 0; i < GSD_MAX_GPUS; i++)
+		M.def_pool[i].cached = NULL;
 	atomic_store(&D.work_us, 0);
 	for (int i = 0; i < GSD_MAX_GPUS; i++) {
 		CUcontext c = D.primary[i];

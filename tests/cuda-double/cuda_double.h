@@ -13,6 +13,17 @@
 #define GSD_MAGIC	0x47534431U	/* "GSD1" */
 #define GSD_MAX_GPUS	8
 
+/*
+ * Device memory a process holds on a modelled GPU; a slot whose pid has
+ * exited counts nothing (the driver frees a dead process's memory).
+ */
+#define GSD_MEM_SLOTS	32
+struct gsd_mem_slot {
+	int32_t pid;		/* 0: free */
+	int32_t pad;
+	uint64_t bytes;
+};
+
 /* One modelled GPU in the shared file named by $GS_DOUBLE_SHM. */
 struct gsd_gpu {
 	/* Held by the worker thread whose kernel runs. Robust: a process
@@ -29,6 +40,10 @@ struct gsd_gpu {
 				 * running and queued kernels */
 	uint64_t overlap_max_us;	/* most of the old holder's queued work
 					 * left when a violating kernel started */
+	/* Device memory: the slots, under mem_lock (robust, shared). */
+	pthread_mutex_t mem_lock;
+	struct gsd_mem_slot mem[GSD_MEM_SLOTS];
+	uint64_t mem_refused;	/* allocations refused for lack of memory */
 };
 
 struct gsd_shm {

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A device-memory test client for the CUDA test double: runs the
+ * operations named on its command line, in order, on device 0's primary
+ * context, and prints one line of key=value pairs per operation. It
+ * reaches the allocation entry points by symbol, through cuGetProcAddress
+ * or through dlsym on libcuda (--route), so that every way a program can
+ * find them is tested.
+ *
+ * Operations (SIZE in bytes, or with a K, M or G suffix):
+ *   alloc SIZE | managed SIZE | async SIZE | pool SIZE | create SIZE
+ *   pitch WIDTH HEIGHT      allocate (elements of 4 bytes for pitch)
+ *   free | freeall          the newest allocation, or all, each its way
+ *   fill SIZE               allocate SIZE until an allocation fails
+ *   race THREADS SIZE       threads that fill at once, with SIZE each time
+ *   info                    cuMemGetInfo
+ *   trim                    cuMemPoolTrimTo(0) on the pools used
+ *   touch FILE | wait FILE  create a file; wait (up to 60 s) until it exists
+ *   sleep SECONDS
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_abi.h"
+
+CUresult cuInit(unsigned int);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
+CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *, CUdevice);
+CUresult cuMemPoolCreate(CUmemoryPool *, const CUmemPoolProps *);
+CUresult cuMemPoolTrimTo(CUmemoryPool, size_t);
+CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+			     CUdriverProcAddressQueryResult *);
+CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
+CUresult cuMemAllocPitch_v2(CUdeviceptr *, size_t *, size_t, size_t,
+			    unsigned int);
+CUresult cuMemAllocManaged(CUdeviceptr *, size_t, unsigned int);
+CUresult cuMemFree_v2(CUdeviceptr);
+CUresult cuMemGetInfo_v2(size_t *, size_t *);
+CUresult cuMemAllocAsync(CUdeviceptr *, size_t, CUstream);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *, size_t, CUstream);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *, size_t, CUmemoryPool,
+				 CUstream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *, size_t, CUmemoryPool,
+				      CUstream);
+CUresult cuMemFreeAsync(CUdeviceptr, CUstream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
+CUresult cuMemCreate(CUmemGenericAllocationHandle *, size_t,
+		     const CUmemAllocationProp *, unsigned long long);
+CUresult cuMemRelease(CUmemGenericAllocationHandle);
+
+static struct {
+	CUresult (*alloc)(CUdeviceptr *, size_t);
+	CUresult (*pitch)(CUdeviceptr *, size_t *, size_t, size_t, unsigned int);
+	CUresult (*managed)(CUdeviceptr *, size_t, unsigned int);
+	CUresult (*free)(CUdeviceptr);
+	CUresult (*info)(size_t *, size_t *);
+	CUresult (*async)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*from_pool)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+	CUresult (*free_async)(CUdeviceptr, CUstream);
+	CUresult (*create)(CUmemGenericAllocationHandle *, size_t,
+			   const CUmemAllocationProp *, unsigned long long);
+	CUresult (*release)(CUmemGenericAllocationHandle);
+} fn;
+
+enum kind { K_MEM, K_ASYNC, K_HANDLE };
+
+struct held {
+	uint64_t key;
+	size_t size;
+	enum kind kind;
+};
+
+static struct held *held;
+static size_t nr_held, max_held;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUmemoryPool own_pool, def_pool;
+
+static void die(const char *what, CUresult r)
+{
+	fprintf(stderr, "gs-mem-client: %s failed: %d\n", what, r);
+	exit(2);
+}
+
+static size_t parse_size(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K')
+		v <<= 10;
+	else if (*end == 'M')
+		v <<= 20;
+	else if (*end == 'G')
+		v <<= 30;
+	if (*end && *end != 'K' && *end != 'M' && *end != 'G')
+		errno = EINVAL;
+	if (errno || end == s || (*end && end[1])) {
+		fprintf(stderr, "gs-mem-client: bad size \"%s\"\n", s);
+		exit(2);
+	}
+	return (size_t)v;
+}
+
+static void resolve(const char *route, bool ptsz)
+{
+	if (!strcmp(route, "symbol")) {
+		fn.alloc = cuMemAlloc_v2;
+		fn.pitch = cuMemAllocPitch_v2;
+		fn.managed = cuMemAllocManaged;
+		fn.free = cuMemFree_v2;
+		fn.info = cuMemGetInfo_v2;
+		fn.async = ptsz ? cuMemAllocAsync_ptsz : cuMemAllocAsync;
+		fn.from_pool = ptsz ? cuMemAllocFromPoolAsync_ptsz :
+				      cuMemAllocFromPoolAsync;
+		fn.free_async = ptsz ? cuMemFreeAsync_ptsz : cuMemFreeAsync;
+		fn.create = cuMemCreate;
+		fn.release = cuMemRelease;
+	} else if (!strcmp(route, "procaddr")) {
+		cuuint64_t fl = ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0;
+#define P(f, name) do {							\
+		CUresult r_ = cuGetProcAddress_v2(name, (void **)&fn.f, 12000,	\
+						  fl, NULL);			\
+		if (r_ || !fn.f)						\
+			die("cuGetProcAddress(" name ")", r_ ? r_ : -1);	\
+	} while (0)
+		P(alloc, "cuMemAlloc");
+		P(pitch, "cuMemAllocPitch");
+		P(managed, "cuMemAllocManaged");
+		P(free, "cuMemFree");
+		P(info, "cuMemGetInfo");
+		P(async, "cuMemAllocAsync");
+		P(from_pool, "cuMemAllocFromPoolAsync");
+		P(free_async, "cuMemFreeAsync");
+		P(create, "cuMemCreate");
+		P(release, "cuMemRelease");
+#undef P
+	} else if (!strcmp(route, "dlsym")) {
+		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		if (!h)
+			die("dlopen(libcuda.so.1)", -1);
+#define D(f, name) do {							\
+		*(void **)&fn.f = dlsym(h, name);				\
+		if (!fn.f)							\
+			die(name, -1);				\
+	} while (0)
+		D(alloc, "cuMemAlloc_v2");
+		D(pitch, "cuMemAllocPitch_v2");
+		D(managed, "cuMemAllocManaged");
+		D(free, "cuMemFree_v2");
+		D(info, "cuMemGetInfo_v2");
+		D(async, ptsz ? "cuMemAllocAsync_ptsz" : "cuMemAllocAsync");
+		D(from_pool, ptsz ? "cuMemAllocFromPoolAsync_ptsz" :
+				    "cuMemAllocFromPoolAsync");
+		D(free_async, ptsz ? "cuMemFreeAsync_ptsz" : "cuMemFreeAsync");
+		D(create, "cuMemCreate");
+		D(release, "cuMemRelease");
+#undef D
+	} else {
+		fprintf(stderr, "gs-mem-client: --route symbol|procaddr|dlsym\n");
+		exit(2);
+	}
+}
+
+static void keep(uint64_t key, size_t size, enum kind kind)
+{
+	pthread_mutex_lock(&held_lock);
+	if (nr_held == max_held) {
+		max_held = max_held ? 2 * max_held : 64;
+		held = realloc(held, max_held * sizeof(*held));
+		if (!held)
+			die("realloc", -1);
+	}
+	held[nr_held++] = (struct held){ key, size, kind };
+	pthread_mutex_unlock(&held_lock);
+}
+
+static CUresult one_alloc(const char *op, size_t n, size_t *pitch)
+{
+	CUmemAllocationProp prop = { 0 };
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr p = 0;
+	CUresult r;
+
+	if (!strcmp(op, "alloc")) {
+		r = fn.alloc(&p, n);
+	} else if (!strcmp(op, "managed")) {
+		r = fn.managed(&p, n, CU_MEM_ATTACH_GLOBAL);
+	} else if (!strcmp(op, "async")) {
+		r = fn.async(&p, n, NULL);
+	} else if (!strcmp(op, "pool")) {
+		r = fn.from_pool(&p, n, own_pool, NULL);
+	} else if (!strcmp(op, "create")) {
+		prop.type = 1;	/* CU_MEM_ALLOCATION_TYPE_PINNED */
+		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop.location.id = 0;
+		r = fn.create(&h, n, &prop, 0);
+		if (!r)
+			keep(h, n, K_HANDLE);
+		return r;
+	} else {
+		/* pitch: @n is the width; *pitch the height, then the pitch */
+		size_t height = *pitch;
+
+		r = fn.pitch(&p, pitch, n, height, 4);
+		if (!r)
+			n = *pitch * height;
+	}
+	if (!r)
+		keep(p, n, !strcmp(op, "async") || !strcmp(op, "pool") ?
+		     K_ASYNC : K_MEM);
+	return r;
+}
+
+static CUresult free_one(void)
+{
+	struct held h;
+
+	pthread_mutex_lock(&held_lock);
+	if (!nr_held) {
+		pthread_mutex_unlock(&held_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	h = held[--nr_held];
+	pthread_mutex_unlock(&held_lock);
+	switch (h.kind) {
+	case K_ASYNC:
+		return fn.free_async(h.key, NULL);
+	case K_HANDLE:
+		return fn.release(h.key);
+	default:
+		return fn.free(h.key);
+	}
+}
+
+static size_t bytes_held(void)
+{
+	size_t sum = 0;
+
+	pthread_mutex_lock(&held_lock);
+	for (size_t i = 0; i < nr_held; i++)
+		sum += held[i].size;
+	pthread_mutex_unlock(&held_lock);
+	return sum;
+}
+
+struct filler {
+	pthread_t t;
+	pthread_barrier_t *go;
+	size_t size, n, bytes;
+	CUresult last;
+};
+
+/* Allocate until refused; what ended it is the result. */
+static void *fill(void *arg)
+{
+	struct filler *f = arg;
+	CUresult r;
+
+	if (f->go)
+		pthread_barrier_wait(f->go);
+	for (;;) {
+		r = one_alloc("alloc", f->size, NULL);
+		if (r)
+			break;
+		f->n++;
+		f->bytes += f->size;
+	}
+	f->last = r;
+	return NULL;
+}
+
+static void wait_file(const char *path)
+{
+	for (int i = 0; i < 6000 && access(path, F_OK); i++)
+		usleep(10000);
+}
+
+int main(int argc, char **argv)
+{
+	const char *route = "symbol";
+	bool ptsz = false;
+	CUmemPoolProps props = { 0 };
+	CUcontext ctx;
+	CUresult r;
+	int i = 1;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--route") && i + 1 < argc) {
+			route = argv[++i];
+		} else if (!strcmp(argv[i], "--ptsz")) {
+			ptsz = true;
+		} else {
+			fprintf(stderr, "Usage: gs-mem-client [--route symbol|procaddr|dlsym] [--ptsz] OP...\n");
+			return 2;
+		}
+	}
+	r = cuInit(0);
+	if (r)
+		die("cuInit", r);
+	r = cuDevicePrimaryCtxRetain(&ctx, 0);
+	if (r)
+		die("cuDevicePrimaryCtxRetain", r);
+	cuCtxSetCurrent(ctx);
+	resolve(route, ptsz);
+	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	if (cuMemPoolCreate(&own_pool, &props) || cuDeviceGetDefaultMemPool(&def_pool, 0))
+		die("pools", -1);
+
+	for (; i < argc; i++) {
+		const char *op = argv[i];
+		bool arg = i + 1 < argc;
+
+		if (!strcmp(op, "alloc") || !strcmp(op, "managed") ||
+		    !strcmp(op, "async") || !strcmp(op, "pool") ||
+		    !strcmp(op, "create")) {
+			size_t n;
+
+			if (!arg)
+				break;
+			n = parse_size(argv[++i]);
+			r = one_alloc(op, n, NULL);
+			printf("op=%s size=%zu r=%d\n", op, n, r);
+		} else if (!strcmp(op, "pitch") && i + 2 < argc) {
+			size_t w = parse_size(argv[i + 1]), p = parse_size(argv[i + 2]);
+
+			i += 2;
+			r = one_alloc(op, w, &p);
+			printf("op=pitch r=%d pitch=%zu\n", r, r ? 0 : p);
+		} else if (!strcmp(op, "free")) {
+			printf("op=free r=%d\n", free_one());
+		} else if (!strcmp(op, "freeall")) {
+			CUresult worst = 0;
+
+			while (nr_held) {
+				r = free_one();
+				if (r)
+					worst = r;
+			}
+			printf("op=freeall r=%d\n", worst);
+		} else if (!strcmp(op, "fill") && arg) {
+			struct filler f = { .size = parse_size(argv[++i]) };
+
+			fill(&f);
+			printf("op=fill n=%zu bytes=%zu r=%d held=%zu\n", f.n,
+			       f.bytes, f.last, bytes_held());
+		} else if (!strcmp(op, "race") && i + 2 < argc) {
+			int nt = atoi(argv[i + 1]), oom = 0, other = 0;
+			size_t size = parse_size(argv[i + 2]), n = 0;
+			pthread_barrier_t go;
+			struct filler *f;
+
+			i += 2;
+			if (nt < 1 || nt > 64)
+				die("race: threads", -1);
+			f = calloc((size_t)nt, sizeof(*f));
+			pthread_barrier_init(&go, NULL, (unsigned int)nt);
+			for (int k = 0; k < nt; k++) {
+				f[k].size = size;
+				f[k].go = &go;
+				pthread_create(&f[k].t, NULL, fill, &f[k]);
+			}
+			for (int k = 0; k < nt; k++) {
+				pthread_join(f[k].t, NULL);
+				n += f[k].n;
+				if (f[k].last == CUDA_ERROR_OUT_OF_MEMORY)
+					oom++;
+				else
+					other++;
+			}
+			printf("op=race n=%zu held=%zu oom=%d other=%d\n", n,
+			       bytes_held(), oom, other);
+			free(f);
+		} else if (!strcmp(op, "info")) {
+			size_t fr = 0, tot = 0;
+
+			r = fn.info(&fr, &tot);
+			printf("op=info r=%d free=%zu total=%zu held=%zu\n", r, fr,
+			       tot, bytes_held());
+		} else if (!strcmp(op, "trim")) {
+			r = cuMemPoolTrimTo(own_pool, 0);
+			if (!r)
+				r = cuMemPoolTrimTo(def_pool, 0);
+			printf("op=trim r=%d\n", r);
+		} else if (!strcmp(op, "touch") && arg) {
+			int fd = open(argv[++i], O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+
+			if (fd >= 0)
+				close(fd);
+			printf("op=touch r=%d\n", fd < 0);
+		} else if (!strcmp(op, "wait") && arg) {
+			wait_file(argv[++i]);
+			printf("op=wait r=%d\n", access(argv[i], F_OK) != 0);
+		} else if (!strcmp(op, "sleep") && arg) {
+			double s = atof(argv[++i]);
+			struct timespec ts = { (time_t)s,
+					       (long)((s - (double)(time_t)s) * 1e9) };
+
+			nanosleep(&ts, NULL);
+		} else {
+			break;
+		}
+		fflush(stdout);
+	}
+	if (i < argc) {
+		fprintf(stderr, "gs-mem-client: bad operation \"%s\"\n", argv[i]);
+		return 2;
+	}
+	return 0;
+}
