@@ -127,6 +127,7 @@ static int arbiter_open(struct gpusched *g, const unsigned char uuid[16])
 	}
 
 	memcpy(at.uuid, uuid, sizeof(at.uuid));
+	at.mem_total = g->mem_total;
 	err = arbiter_request(g, GPUSCHED_IOC_ATTACH, &at, &memfd);
 	if (err)
 		goto out_memfd;

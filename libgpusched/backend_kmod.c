@@ -27,6 +27,7 @@ static int kmod_open(struct gpusched *g, const unsigned char uuid[16])
 	if (g->fd < 0)
 		return -errno;
 	memcpy(at.uuid, uuid, sizeof(at.uuid));
+	at.mem_total = g->mem_total;
 	err = kmod_call(g, GPUSCHED_IOC_ATTACH, &at);
 	if (err)
 		goto out_close;

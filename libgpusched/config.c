@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "memsize.h"
 #include "tune.h"
 
 static struct gs_config cfg;
@@ -220,6 +221,10 @@ static void config_read(void)
 				   "latency, normal or batch");
 	cfg.cap_pct = (int)env_long("GPUSCHED_CAP", 0, 100, -1,
 				    " (percent, 0 for no cap)");
+	s = getenv("GPUSCHED_MEM_LIMIT");
+	if (s && *s && gs_mem_size_parse(s, &cfg.mem_limit, &cfg.mem_limit_pct))
+		gs_log("GPUSCHED_MEM_LIMIT=\"%s\" is not a size (bytes with an optional K, M, G or T suffix) or a percentage from 1%% to 100%%; ignoring it",
+		       s);
 	cfg.fail = env_word("GPUSCHED_FAIL", fails, 2, GS_FAIL_OPEN,
 			    "open or closed");
 	cfg.backend = env_word("GPUSCHED_BACKEND", backends, 3,

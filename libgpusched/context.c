@@ -81,6 +81,47 @@ static int ctx_uuid(CUdevice dev, unsigned char uuid[16])
 	return 0;
 }
 
+/* cuDeviceTotalMem of @dev, for ATTACH; 0: not known. */
+static uint64_t dev_total(CUdevice dev)
+{
+	size_t b = 0;
+
+	if (!real.cuDeviceTotalMem_v2 ||
+	    real.cuDeviceTotalMem_v2(&b, dev) != CUDA_SUCCESS)
+		return 0;
+	return b;
+}
+
+/* The first known total stays: it is what ATTACH reported. */
+static void dev_set_total(struct gs_dev *d, uint64_t total)
+{
+	unsigned long long none = 0;
+
+	if (total)
+		atomic_compare_exchange_strong(&d->mem_total, &none, total);
+}
+
+/*
+ * The state of the GPU of CUDA ordinal @dev, for calls that name a device
+ * rather than use the current context (cuMemCreate); NULL if unknown.
+ */
+struct gs_dev *dev_by_ordinal(CUdevice dev)
+{
+	unsigned char uuid[16];
+	uint64_t total;
+	struct gs_dev *d;
+
+	if (ctx_uuid(dev, uuid))
+		return NULL;
+	total = dev_total(dev);
+	pthread_mutex_lock(&G.lock);
+	d = dev_get(uuid);
+	if (d)
+		dev_set_total(d, total);
+	pthread_mutex_unlock(&G.lock);
+	return d;
+}
+
 /* The state of the current context; NULL: launch unscheduled. */
 struct gs_ctx *ctx_current(void)
 {
@@ -88,6 +129,7 @@ struct gs_ctx *ctx_current(void)
 	unsigned char uuid[16];
 	struct gs_ctx *cs, *fresh;
 	CUcontext ctx = NULL;
+	uint64_t total;
 	CUdevice dev;
 
 	if (!real.cuCtxGetCurrent || real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
@@ -104,6 +146,7 @@ struct gs_ctx *ctx_current(void)
 	if (!real.cuCtxGetDevice || real.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
 	    ctx_uuid(dev, uuid))
 		return NULL;
+	total = dev_total(dev);
 	fresh = calloc(1, sizeof(*fresh));
 	if (!fresh)
 		return NULL;
@@ -131,6 +174,7 @@ struct gs_ctx *ctx_current(void)
 			free(cs);	/* events die with the context */
 			return NULL;
 		}
+		dev_set_total(cs->d, total);
 		cs->dev_next = atomic_load(&cs->d->ctxs);
 		atomic_store(&cs->d->ctxs, cs);
 		cs->next = atomic_load(&G.ctxs);
@@ -384,6 +428,7 @@ static void fork_child(void)
 			gs_close_forked(g);
 		pthread_mutex_init(&d->lock, NULL);
 		atomic_store(&d->launching, 0);
+		atomic_store(&d->mem_users, 0);
 		atomic_store(&d->draining, false);
 		d->mode = DEV_NEW;
 		/* The parent's requests, not ours. */
@@ -399,6 +444,7 @@ static void fork_child(void)
 		pthread_mutex_init(&cs->lock, NULL);
 		ctx_empty_locked(cs);	/* the parent's work, not ours */
 	}
+	mem_fork_child();
 	memset(&stats, 0, sizeof(stats));
 	memset(&t_grant, 0, sizeof(t_grant));
 	memset(&t_answer, 0, sizeof(t_answer));

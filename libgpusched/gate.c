@@ -100,13 +100,13 @@ static void apply_params(struct gs_dev *d, struct gpusched *g)
 }
 
 /* Wait out the launches of other threads that passed the fast path with
- * the old client, then close it.
+ * the old client, and the allocations using it, then close it.
  */
 void retire_locked(struct gs_dev *d)
 {
 	struct gpusched *g = atomic_exchange(&d->g, NULL);
 
-	while (atomic_load(&d->launching))
+	while (atomic_load(&d->launching) || atomic_load(&d->mem_users))
 		sched_yield();
 	if (g)
 		gpusched_close(g);
@@ -127,6 +127,46 @@ void yield_answered(const struct gpusched *g, uint64_t now)
 		times_add(&t_answer, now - at);
 }
 
+/*
+ * Open @d's client if it has none: attach (reporting the GPU's memory),
+ * apply the environment's parameters, publish it in d->g. Called with
+ * d->lock held, by a launch or by an allocation (mem.c). GATE_RETRY once
+ * d->g is set; GATE_UNSCHED or GATE_DENIED without a service (said once,
+ * tried again a second later).
+ */
+int dev_open_locked(struct gs_dev *d)
+{
+	bool retry = d->mode == DEV_UNSCHED;
+	struct gpusched *g;
+	int err;
+
+	if (atomic_load(&d->g))
+		return GATE_RETRY;
+	if (retry && gs_now_ns() < d->retry_at)
+		return gs_config()->fail == GS_FAIL_CLOSED ? GATE_DENIED
+							   : GATE_UNSCHED;
+	err = gs_open(d->uuid, atomic_load(&d->mem_total), &g);
+	if (err) {
+		/* Said once already; try again in a second. */
+		if (retry) {
+			d->retry_at = gs_now_ns() + 1000000000ull;
+			return gs_config()->fail == GS_FAIL_CLOSED ?
+			       GATE_DENIED : GATE_UNSCHED;
+		}
+		return service_missing(d, err, false);
+	}
+	if (d->mode == DEV_UNSCHED)
+		gs_log("token service of %s is back (%s); scheduling again",
+		       d->name, g->be->name);
+	apply_params(d, g);
+	mem_apply_limit(d, g);
+	d->mode = DEV_OPEN;
+	/* Before d->g: whoever sees the new client sees its generation. */
+	atomic_fetch_add(&d->client_gen, 1);
+	atomic_store(&d->g, g);
+	return GATE_RETRY;
+}
+
 /* A launch at @t (ns) found the token not ours, or asked for early. */
 static int gate_slow(struct gs_dev *d, uint64_t t)
 {
@@ -140,31 +180,10 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 	pthread_mutex_lock(&d->lock);
 	g = atomic_load(&d->g);
 	if (!g) {
-		bool retry = d->mode == DEV_UNSCHED;
-
-		if (retry && gs_now_ns() < d->retry_at) {
-			ret = gs_config()->fail == GS_FAIL_CLOSED ? GATE_DENIED
-								  : GATE_UNSCHED;
+		ret = dev_open_locked(d);
+		if (ret != GATE_RETRY)
 			goto out;
-		}
-		err = gs_open(d->uuid, &g);
-		if (err) {
-			/* Said once already; try again in a second. */
-			if (retry) {
-				d->retry_at = gs_now_ns() + 1000000000ull;
-				ret = gs_config()->fail == GS_FAIL_CLOSED ?
-				      GATE_DENIED : GATE_UNSCHED;
-			} else {
-				ret = service_missing(d, err, false);
-			}
-			goto out;
-		}
-		if (d->mode == DEV_UNSCHED)
-			gs_log("token service of %s is back (%s); scheduling again",
-			       d->name, g->be->name);
-		apply_params(d, g);
-		d->mode = DEV_OPEN;
-		atomic_store(&d->g, g);
+		g = atomic_load(&d->g);
 	}
 
 	fl = gs_status_flags(g);

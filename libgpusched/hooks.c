@@ -35,7 +35,7 @@ static void *resolve(void *h, const char *name)
  * held across dlopen/dlsym: a library constructor running under the
  * loader's lock may call dlsym, which comes here.
  */
-static bool resolve_real(bool load)
+bool resolve_real(bool load)
 {
 	struct real_tab t;
 	void *h;
@@ -68,6 +68,12 @@ static bool resolve_real(bool load)
 		*(void **)&t.cuEventElapsedTime = resolve(h, "cuEventElapsedTime_v2");
 	R(cuStreamIsCapturing); R(cuStreamIsCapturing_ptsz);
 	R(cuThreadExchangeStreamCaptureMode);
+	R(cuMemAlloc_v2); R(cuMemAllocPitch_v2); R(cuMemAllocManaged);
+	R(cuMemFree_v2); R(cuMemGetInfo_v2);
+	R(cuMemAllocAsync); R(cuMemAllocAsync_ptsz);
+	R(cuMemAllocFromPoolAsync); R(cuMemAllocFromPoolAsync_ptsz);
+	R(cuMemFreeAsync); R(cuMemFreeAsync_ptsz);
+	R(cuMemCreate); R(cuMemRelease); R(cuDeviceTotalMem_v2);
 #undef R
 	dlerror();	/* missing optional symbols leave no error behind */
 	/* The handle's reference is kept: libcuda stays loaded. Racing
@@ -300,13 +306,7 @@ GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxReset_v2)
 /* ------------------------------------------------------------------ */
 /* Replacing entry points handed out by cuGetProcAddress and dlsym */
 
-struct gs_hook {
-	const char *name;	/* libcuda's exported symbol */
-	void **real;
-	void *procaddr, *dlsym;	/* what the two lookups return instead */
-};
-
-#define H(n, pa, dl) { #n, (void **)&real.n, (void *)pa, (void *)dl }
+#define H(n, pa, dl) GS_HOOK(n, pa, dl)
 #define HL(n) H(n, pa_##n, dl_##n)
 #define HI(n) H(n, in_##n, in_##n)
 
@@ -333,18 +333,30 @@ static const char *const gated_bases[] = {
 	"cuGraphLaunch",
 };
 
+/* The hook whose real entry point is @p, in @tab of @n. */
+static const struct gs_hook *hook_of(const struct gs_hook *tab, size_t n,
+				     void *p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (*tab[i].real && p == *tab[i].real)
+			return &tab[i];
+	return NULL;
+}
+
 static void *substitute(void *p, const char *name, bool procaddr)
 {
 	static atomic_bool warned;
+	const struct gs_hook *h;
 
-	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-		if (*hooks[i].real && p == *hooks[i].real) {
-			if (procaddr)
-				STAT_INC(procaddr_hooks);
-			else
-				STAT_INC(dlsym_hooks);
-			return procaddr ? hooks[i].procaddr : hooks[i].dlsym;
-		}
+	h = hook_of(hooks, sizeof(hooks) / sizeof(hooks[0]), p);
+	if (!h)
+		h = hook_of(gs_mem_hooks, gs_mem_nr_hooks, p);
+	if (h) {
+		if (procaddr)
+			STAT_INC(procaddr_hooks);
+		else
+			STAT_INC(dlsym_hooks);
+		return procaddr ? h->procaddr : h->dlsym;
 	}
 	for (size_t i = 0; name && procaddr &&
 	     i < sizeof(gated_bases) / sizeof(gated_bases[0]); i++)
@@ -429,6 +441,9 @@ static bool hooked_name(const char *name)
 		return false;
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
 		if (!strcmp(name, hooks[i].name))
+			return true;
+	for (size_t i = 0; i < gs_mem_nr_hooks; i++)
+		if (!strcmp(name, gs_mem_hooks[i].name))
 			return true;
 	return false;
 }

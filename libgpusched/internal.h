@@ -39,6 +39,7 @@ struct gpusched {
 	int fd;
 	const struct gpusched_status *st;	/* read-only mapping */
 	unsigned char uuid[GPUSCHED_UUID_LEN];
+	uint64_t mem_total;		/* reported at ATTACH */
 	/* Serialises requests on one arbiter connection: the wire format
 	 * has no request id, so replies come back in request order.
 	 */
@@ -101,6 +102,9 @@ struct gs_config {
 	int weight;			/* -1: leave the service's default */
 	int sched_class;		/* -1: leave */
 	int cap_pct;			/* -1: leave */
+	/* GPUSCHED_MEM_LIMIT: bytes, or percent of the GPU; 0, 0: none */
+	uint64_t mem_limit;
+	unsigned int mem_limit_pct;
 	enum gs_fail_mode fail;
 	enum gs_backend_choice backend;
 	/* The internal constants of tune.h, as GPUSCHED_TUNE left them. */
@@ -133,7 +137,9 @@ GS_HIDDEN uint64_t gs_now_ns(void);
 GS_HIDDEN void gs_format_uuid(const unsigned char uuid[16], char out[42]);
 
 /* token.c, for the interposer. */
-GS_HIDDEN int gs_open(const unsigned char uuid[16], struct gpusched **out);
+/* @mem_total: the GPU's memory for ATTACH, bytes; 0: unknown */
+GS_HIDDEN int gs_open(const unsigned char uuid[16], uint64_t mem_total,
+		      struct gpusched **out);
 GS_HIDDEN void gs_close_forked(struct gpusched *g);
 
 /* hooks.c: the real dlsym, for dlsym.S and hooks.c itself. */

@@ -15,6 +15,9 @@
  *    no launch comes;
  *  - context.c: per GPU and per context state, the status page's values,
  *    exit and fork;
+ *  - mem.c: device memory limits: the allocation entry points reserve
+ *    with the service before the driver allocates, and cuMemGetInfo
+ *    reports the limit;
  *  - stats.c: GPUSCHED_STATS;
  *  - estimate.c and period.c: pure arithmetic, unit-tested.
  * Documentation/library.md describes the gate and its states.
@@ -63,7 +66,26 @@ struct real_tab {
 	dev_fn cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2;
 	dev_fn cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2;
 	init_fn cuInit;
+	/* device memory (mem.c) */
+	CUresult (*cuMemAlloc_v2)(CUdeviceptr *, size_t);
+	CUresult (*cuMemAllocPitch_v2)(CUdeviceptr *, size_t *, size_t, size_t,
+				       unsigned int);
+	CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned int);
+	CUresult (*cuMemFree_v2)(CUdeviceptr);
+	CUresult (*cuMemGetInfo_v2)(size_t *, size_t *);
+	CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*cuMemAllocAsync_ptsz)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
+					    CUstream);
+	CUresult (*cuMemAllocFromPoolAsync_ptsz)(CUdeviceptr *, size_t,
+						 CUmemoryPool, CUstream);
+	CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+	CUresult (*cuMemFreeAsync_ptsz)(CUdeviceptr, CUstream);
+	CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *, size_t,
+				const CUmemAllocationProp *, unsigned long long);
+	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle);
 	/* helpers, never replaced */
+	CUresult (*cuDeviceTotalMem_v2)(size_t *, CUdevice);
 	CUresult (*cuCtxGetCurrent)(CUcontext *);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
 	CUresult (*cuCtxPushCurrent_v2)(CUcontext);
@@ -108,6 +130,12 @@ struct gs_stats {
 	atomic_ullong early_misses;	/* ... given back with no request */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
+	/* Device memory (mem.c) */
+	atomic_ullong mem_reserves;	/* MEM_RESERVEs granted */
+	atomic_ullong mem_refused;	/* ... refused: CUDA_ERROR_OUT_OF_MEMORY */
+	atomic_ullong mem_returns;	/* MEM_RETURNs (frees, failed allocations) */
+	atomic_ullong mem_unaccounted;	/* allocations made without a reservation */
+	atomic_ullong mem_clamped;	/* cuMemGetInfo answers clamped to a limit */
 };
 extern struct gs_stats stats GS_HIDDEN;
 
@@ -232,6 +260,17 @@ struct gs_dev {
 	 * (0: none), for which the idle thread asks for the token.
 	 */
 	atomic_ullong beside_ask;
+	/*
+	 * Device memory (mem.c). mem_total: cuDeviceTotalMem of the GPU,
+	 * reported at ATTACH (0: not known yet). mem_users counts threads of
+	 * mem.c using d->g outside d->lock, as launching does for launches:
+	 * retire_locked() waits for both before it closes the client.
+	 * client_gen is bumped whenever d->g is set to a new client, so that
+	 * a reservation made with an old one is never returned to the new.
+	 */
+	atomic_ullong mem_total;
+	atomic_uint mem_users;
+	atomic_uint client_gen;
 };
 
 struct gs_global {
@@ -255,6 +294,9 @@ enum { DRY_SEEN, DRY_YIELD };
 enum { GATE_HELD, GATE_BESIDE, GATE_UNSCHED, GATE_DENIED, GATE_RETRY };
 
 extern struct real_tab real GS_HIDDEN;
+
+/* hooks.c: find libcuda's entry points (@load: dlopen it if need be) */
+GS_HIDDEN bool resolve_real(bool load);
 
 /* context.c */
 GS_HIDDEN void ensure_process_init(void);
@@ -309,5 +351,28 @@ GS_HIDDEN int gate_enter(struct gs_dev *d);
 
 /* idle.c */
 GS_HIDDEN void kick_idle_thread(void);
+
+/* gate.c: open @d's client if it has none (d->lock held); GATE_RETRY once open */
+GS_HIDDEN int dev_open_locked(struct gs_dev *d);
+
+/* context.c: the state of the GPU with CUDA ordinal @dev */
+GS_HIDDEN struct gs_dev *dev_by_ordinal(CUdevice dev);
+
+/* mem.c */
+GS_HIDDEN void mem_apply_limit(struct gs_dev *d, struct gpusched *g);
+GS_HIDDEN void mem_fork_child(void);
+
+/* An entry point replaced in cuGetProcAddress and dlsym results. */
+struct gs_hook {
+	const char *name;	/* libcuda's exported symbol */
+	void **real;
+	void *procaddr, *dlsym;	/* what the two lookups return instead */
+};
+
+#define GS_HOOK(n, pa, dl) { #n, (void **)&real.n, (void *)pa, (void *)dl }
+
+/* mem.c's share of the table (hooks.c holds the rest). */
+extern const struct gs_hook gs_mem_hooks[] GS_HIDDEN;
+extern const size_t gs_mem_nr_hooks GS_HIDDEN;
 
 #endif /* GS_INTERPOSE_H */

@@ -87,6 +87,12 @@ void print_stats(void)
 		gs_log("stats latency_acquires again=%llu unpredicted=%llu off_beat=%llu on_beat=%llu",
 		       STAT_GET(acq_again), STAT_GET(acq_unpredicted),
 		       STAT_GET(acq_off_beat), STAT_GET(acq_on_beat));
+	if (STAT_GET(mem_reserves) + STAT_GET(mem_refused) +
+	    STAT_GET(mem_unaccounted) + STAT_GET(mem_clamped))
+		gs_log("stats memory reserves=%llu refused=%llu returns=%llu unaccounted=%llu clamped=%llu",
+		       STAT_GET(mem_reserves), STAT_GET(mem_refused),
+		       STAT_GET(mem_returns), STAT_GET(mem_unaccounted),
+		       STAT_GET(mem_clamped));
 	times_print("grant_wait", &t_grant);
 	times_print("yield_answer", &t_answer);
 	/* What the queue bound was measured against, per context. */

@@ -26,7 +26,8 @@ static const struct gs_backend *pick_backend(void)
 	}
 }
 
-int gs_open(const unsigned char uuid[16], struct gpusched **out)
+int gs_open(const unsigned char uuid[16], uint64_t mem_total,
+	    struct gpusched **out)
 {
 	struct gpusched *g;
 	int err;
@@ -37,6 +38,7 @@ int gs_open(const unsigned char uuid[16], struct gpusched **out)
 	g->fd = -1;
 	pthread_mutex_init(&g->io_lock, NULL);
 	memcpy(g->uuid, uuid, sizeof(g->uuid));
+	g->mem_total = mem_total;
 	g->be = pick_backend();
 	err = g->be->open(g, uuid);
 	if (err) {
@@ -119,7 +121,7 @@ GPUSCHED_API int gpusched_open(const unsigned char uuid[16],
 {
 	if (!uuid || !out)
 		return -EINVAL;
-	return gs_open(uuid, out);
+	return gs_open(uuid, 0, out);
 }
 
 static int release_cmd(struct gpusched *g)

@@ -133,7 +133,7 @@ static int unprivileged_child(void)
 
 	if (setgid(65534) || setuid(65534))
 		return 99;
-	if (gs_open(uuid, &g))
+	if (gs_open(uuid, 0, &g))
 		return 98;
 	bad |= gpusched_set_params(g, 200, GPUSCHED_KEEP, GPUSCHED_KEEP) != -EPERM;
 	bad |= (gpusched_set_params(g, GPUSCHED_KEEP, GPUSCHED_LATENCY, GPUSCHED_KEEP) != -EPERM) << 1;

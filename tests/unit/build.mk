@@ -51,6 +51,21 @@ $(B)/tests/unit/test_period-san: $(UNIT_PERIOD_DEPS)
 
 USER_TARGETS += $(B)/tests/unit/test_period $(B)/tests/unit/test_period-san
 
+# GPUSCHED_MEM_LIMIT's syntax (libgpusched/memsize.c), the same two ways;
+# tests/unit/memsize.t runs both.
+UNIT_MEMSIZE_SRCS := tests/unit/test_memsize.c libgpusched/memsize.c
+UNIT_MEMSIZE_DEPS := $(UNIT_MEMSIZE_SRCS) tests/unit/tap.h libgpusched/memsize.h
+
+$(B)/tests/unit/test_memsize: $(UNIT_MEMSIZE_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Ilibgpusched -o $@ $(UNIT_MEMSIZE_SRCS)
+
+$(B)/tests/unit/test_memsize-san: $(UNIT_MEMSIZE_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Ilibgpusched -o $@ $(UNIT_MEMSIZE_SRCS)
+
+USER_TARGETS += $(B)/tests/unit/test_memsize $(B)/tests/unit/test_memsize-san
+
 # The library's launch-length arithmetic (libgpusched/estimate.c), the
 # same two ways; tests/unit/estimate.t runs both.
 UNIT_ESTIMATE_SRCS := tests/unit/test_estimate.c libgpusched/estimate.c
