@@ -27,11 +27,16 @@ $(GSD_DIR)/gsrun-libdir.h: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '#define GPUSCHED_LIBRARY "$(LIBDIR)/libgpusched.so.1"' >$@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(GSD_DIR)/gpusched-run.o: GSD_CFLAGS += -include $(GSD_DIR)/gsrun-libdir.h
+$(GSD_DIR)/gpusched-run.o: GSD_CFLAGS += -include $(GSD_DIR)/gsrun-libdir.h -Ilibgpusched
 $(GSD_DIR)/gpusched-run.o: $(GSD_DIR)/gsrun-libdir.h
 .PHONY: FORCE
 FORCE:
-$(GSD_DIR)/gpusched-run: $(GSD_DIR)/gpusched-run.o
+# GPUSCHED_MEM_LIMIT's syntax is the library's (libgpusched/memsize.c).
+$(GSD_DIR)/gpusched-run.o: libgpusched/memsize.h
+$(GSD_DIR)/memsize.o: libgpusched/memsize.c libgpusched/memsize.h
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
+$(GSD_DIR)/gpusched-run: $(GSD_DIR)/gpusched-run.o $(GSD_DIR)/memsize.o
 	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^
 
 USER_TARGETS += $(GSD_BINS)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * gpusched-run: run a program under libgpusched (LD_PRELOAD), with its
- * weight, class, cap and label in the environment the library reads.
+ * weight, class, cap, memory limit and label in the environment the
+ * library reads.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "memsize.h"
 
 #ifndef GPUSCHED_LIBRARY
 #define GPUSCHED_LIBRARY "/usr/local/lib/libgpusched.so.1"
@@ -24,11 +27,15 @@ static void usage(FILE *f)
 "  -w, --weight W        share relative to others, 1-10000 (default 100)\n"
 "  -c, --class C         latency, normal (default) or batch\n"
 "  -p, --cap PCT         at most PCT%% of the GPU, 1-100 (0: no cap)\n"
+"  -m, --mem-limit SIZE  at most SIZE of device memory per GPU: bytes with an\n"
+"                        optional K, M, G or T suffix (powers of 1024), or\n"
+"                        N%% of the GPU's memory (GPUSCHED_MEM_LIMIT)\n"
 "  -l, --label L         a label for the daemon's rules (GPUSCHED_LABEL)\n"
 "  -h, --help            show this help\n"
 "\n"
 "Without privilege (CAP_SYS_NICE; root for the arbiter) a process may only\n"
-"lower its share: a weight up to 100, class normal or batch, any cap.\n"
+"lower its share: a weight up to 100, class normal or batch, any cap, and\n"
+"a memory limit below the one the policy set, if any.\n"
 "The library is %s, or $GPUSCHED_LIBRARY. Other settings come from the\n"
 "environment: see libgpusched(7).\n", GPUSCHED_LIBRARY);
 }
@@ -63,6 +70,7 @@ int main(int argc, char **argv)
 		{ "weight", required_argument, NULL, 'w' },
 		{ "class", required_argument, NULL, 'c' },
 		{ "cap", required_argument, NULL, 'p' },
+		{ "mem-limit", required_argument, NULL, 'm' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -75,7 +83,7 @@ int main(int argc, char **argv)
 	if (!lib || !*lib)
 		lib = GPUSCHED_LIBRARY;
 	/* '+': stop at the first non-option, the command. */
-	while ((c = getopt_long(argc, argv, "+w:c:p:l:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+w:c:p:m:l:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			if (check_number("--weight", optarg, 1, 10000) ||
@@ -97,6 +105,19 @@ int main(int argc, char **argv)
 			    set("GPUSCHED_CAP", optarg))
 				return 125;
 			break;
+		case 'm': {
+			unsigned int pct;
+			uint64_t bytes;
+
+			if (gs_mem_size_parse(optarg, &bytes, &pct)) {
+				fprintf(stderr, "gpusched-run: --mem-limit \"%s\": expected bytes with an optional K, M, G or T suffix (e.g. 20G), or a percentage from 1%% to 100%%\n",
+					optarg);
+				return 125;
+			}
+			if (set("GPUSCHED_MEM_LIMIT", optarg))
+				return 125;
+			break;
+		}
 		case 'l':
 			if (!*optarg || strlen(optarg) > 63 || strpbrk(optarg, " \t\n")) {
 				fprintf(stderr, "gpusched-run: --label: 1 to 63 characters without spaces\n");
