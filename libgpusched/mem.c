@@ -585,7 +585,9 @@ void mem_apply_limit(struct gs_dev *d, struct gpusched *g)
 			       c->mem_limit_pct, d->name);
 			return;
 		}
-		p.mem_limit = total / 100 * c->mem_limit_pct;
+		/* total * pct / 100, exactly and without overflow */
+		p.mem_limit = total / 100 * c->mem_limit_pct +
+			      total % 100 * c->mem_limit_pct / 100;
 	}
 	err = g->be->call(g, GPUSCHED_IOC_SET_PARAMS, &p);
 	if (err == -EPERM)

@@ -93,6 +93,18 @@ void print_stats(void)
 		       STAT_GET(mem_reserves), STAT_GET(mem_refused),
 		       STAT_GET(mem_returns), STAT_GET(mem_unaccounted),
 		       STAT_GET(mem_clamped));
+	/* The service's account of us, per GPU, from its status page. */
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		struct gpusched *g = atomic_load(&d->g);
+		struct gpusched_status st;
+
+		if (!g || !g->st || !(g->features & GPUSCHED_FEAT_MEM))
+			continue;
+		gs_status_read(g, &st);
+		gs_log("stats memory %s: reserved=%llu limit=%llu",
+		       d->name, (unsigned long long)st.mem_reserved,
+		       (unsigned long long)st.mem_limit);
+	}
 	times_print("grant_wait", &t_grant);
 	times_print("yield_answer", &t_answer);
 	/* What the queue bound was measured against, per context. */

@@ -83,6 +83,7 @@ static struct held *held;
 static size_t nr_held, max_held;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUmemoryPool own_pool, def_pool;
+static CUcontext ctx;
 
 static void die(const char *what, CUresult r)
 {
@@ -268,6 +269,7 @@ static void *fill(void *arg)
 	struct filler *f = arg;
 	CUresult r;
 
+	cuCtxSetCurrent(ctx);	/* each thread's own current context */
 	if (f->go)
 		pthread_barrier_wait(f->go);
 	for (;;) {
@@ -292,7 +294,6 @@ int main(int argc, char **argv)
 	const char *route = "symbol";
 	bool ptsz = false;
 	CUmemPoolProps props = { 0 };
-	CUcontext ctx;
 	CUresult r;
 	int i = 1;
 

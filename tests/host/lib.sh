@@ -53,6 +53,7 @@ GS_LIB=${GS_LIB:-$(find_file "$t_root/build/libgpusched/libgpusched.so.1" \
 GS_CLIENT=${GS_CLIENT:-$(find_file "$t_root/build/tests/cuda-double/gs-cuda-client" \
 	/usr/lib/gpusched/cuda-double/gs-cuda-client)} || bail "gs-cuda-client not built"
 GS_DOUBLE_DIR=$(dirname "$GS_CLIENT")
+GS_MEM=${GS_MEM:-$(find_file "$GS_DOUBLE_DIR/gs-mem-client")} || GS_MEM=
 GS_DAEMON=${GS_DAEMON:-$(find_file "$t_root/build/daemon/gpuschedd" \
 	/usr/lib/gpusched/gpuschedd)} || GS_DAEMON=
 GS_TOKEN_TEST=${GS_TOKEN_TEST:-$(find_file "$t_root/build/tests/host/gs-token-test" \
@@ -102,7 +103,8 @@ export LD_LIBRARY_PATH="$GS_DOUBLE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPUSCHED_ARBITER="$T/arbiter.sock"
 export GPUSCHED_BACKEND="$BACKEND"
 unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
-	GPUSCHED_LABEL GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY GS_START_AT
+	GPUSCHED_LABEL GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY GS_START_AT \
+	GPUSCHED_MEM_LIMIT GS_DOUBLE_MEM
 export GPUSCHED_STATS=1
 # The tests check that two processes never have work on the GPU at once:
 # no early hand-over (55-lib-handover.t tests that on its own). Tests add
