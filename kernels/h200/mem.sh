@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# kernels/h200/mem.sh: device memory limits on the real GPU, through the
+# user-space arbiter, with PyTorch (kernels/torch-mem.py, torch-train.py),
+# in one command of about 3 minutes:
+#  1. a 20 GiB limit (GPUSCHED_MEM_LIMIT=20G): torch.cuda.mem_get_info()
+#     total and free; 1 GiB tensors until torch raises OutOfMemoryError;
+#     then free and go on. With each PyTorch allocator: the default
+#     (cudaMalloc, so cuMemAlloc), expandable_segments (cuMemCreate) and
+#     backend:cudaMallocAsync (the stream-ordered pool);
+#  2. while the limited process holds its 20 GiB, a neighbour under the
+#     library without a limit allocates 60 GiB;
+#  3. the hooks' uncontended cost: PyTorch allocating and freeing in a loop
+#     through its caching allocator, plain (no library) and under the
+#     library with a 20 GiB limit, twice each in turn; and the same with
+#     torch.cuda.empty_cache() every 50 iterations, so that the driver (and
+#     the hooks) are called often;
+#  4. time shares: two torch-train.py loops, weights 3:1, without limits
+#     and with a 20 GiB limit each.
+# Prints the results side by side and writes under $OUT: mem.jsonl (every
+# process's JSON line), mem.log (their stderr, the library's stats, the
+# arbiter's log), summary.txt (what it printed).
+#
+# The library and the arbiter come prebuilt in build/ (as for bench.sh):
+#   run(command="kernels/h200/mem.sh", timeout_s=300,
+#       carry=["build/libgpusched", "build/daemon", "build/devlibs"])
+#   GS_SECONDS  seconds of each torch-train.py run (default 8)
+set -u -o pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$ROOT/h200-out}
+SECS=${GS_SECONDS:-8}
+mkdir -p "$OUT"
+J=$OUT/mem.jsonl
+L=$OUT/mem.log
+: > "$J"
+: > "$L"
+W=$(mktemp -d /tmp/gsmem.XXXXXX)
+{
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+	python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+} >> "$L" 2>&1
+
+LD_LIBRARY_PATH="$ROOT/build/devlibs" "$ROOT/build/daemon/gpuschedd" --arbiter \
+	--socket "$W/gs.sock" >> "$L" 2>&1 &
+arb=$!
+trap 'kill $arb 2>/dev/null; wait $arb 2>/dev/null; rm -rf "$W"' EXIT
+for _ in $(seq 50); do [ -S "$W/gs.sock" ] && break; sleep 0.1; done
+[ -S "$W/gs.sock" ] || { echo "the arbiter did not start"; cat "$L"; exit 1; }
+LIB=(LD_PRELOAD="$ROOT/build/libgpusched/libgpusched.so.1"
+     GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER="$W/gs.sock" GPUSCHED_STATS=1)
+
+# py LABEL VAR=VALUE... -- PROGRAM ARGS...: one process, its JSON line to
+# mem.jsonl with the label, its stderr to mem.log.
+py() {
+	local label=$1; shift
+	local -a env=()
+	while [ "$1" != -- ]; do env+=("$1"); shift; done
+	shift
+	local err="$W/${label//\//_}.err"
+	env "${env[@]}" python3 "$ROOT/kernels/$1" "${@:2}" --label "$label" \
+		>> "$J" 2> "$err"
+	sed "s|^|[$label] |" "$err" >> "$L"
+}
+
+echo "== 1. a 20 GiB limit, three PyTorch allocators" | tee -a "$L"
+py limit/cudaMalloc "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py oom
+py limit/expandable "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G \
+	PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- torch-mem.py oom
+py limit/cudaMallocAsync "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G \
+	PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- torch-mem.py oom
+
+echo "== 2. a neighbour without a limit beside the limited process" | tee -a "$L"
+py limit/held "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py oom \
+	--ready-file "$W/held" --go-file "$W/go" &
+held=$!
+for _ in $(seq 600); do [ -e "$W/held" ] && break; sleep 0.1; done
+py neighbour/nolimit "${LIB[@]}" -- torch-mem.py neighbour --gib 60
+touch "$W/go"
+wait $held
+
+echo "== 3. allocate and free in a loop: plain and under the library" | tee -a "$L"
+for round in 1 2; do
+	py "loop/plain/$round" -- torch-mem.py loop
+	py "loop/limit/$round" "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py loop
+done
+for round in 1 2; do
+	py "empty50/plain/$round" -- torch-mem.py loop \
+		--iters 5000 --empty-every 50
+	py "empty50/limit/$round" "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py loop \
+		--iters 5000 --empty-every 50
+done
+
+echo "== 4. two training loops, weights 3:1, without and with limits" | tee -a "$L"
+for lim in none 20G; do
+	t=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 10 }')
+	extra=()
+	[ "$lim" = none ] || extra=(GPUSCHED_MEM_LIMIT="$lim")
+	py "share/$lim/w3" "${LIB[@]}" "${extra[@]}" GPUSCHED_WEIGHT=300 GPUSCHED_START_AT="$t" \
+		-- torch-train.py --seconds "$SECS" &
+	a=$!
+	py "share/$lim/w1" "${LIB[@]}" "${extra[@]}" GPUSCHED_WEIGHT=100 GPUSCHED_START_AT="$t" \
+		-- torch-train.py --seconds "$SECS" &
+	b=$!
+	wait $a $b
+done
+
+python3 - "$J" "$L" <<'PY' | tee "$OUT/summary.txt"
+import json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+by = {r["label"]: r for r in rows}
+log = open(sys.argv[2]).read()
+def stats(label):
+    m = re.search(r"\[%s\] gpusched\[\d+\]: stats memory reserves=(\d+) refused=(\d+)" %
+                  re.escape(label), log)
+    return "%s reserves, %s refused" % m.groups() if m else "-"
+print("1. a 20 GiB limit (GPUSCHED_MEM_LIMIT=20G)")
+print("%-24s %9s %9s %9s %10s %-18s %9s %s" % ("allocator", "total", "free",
+      "GPU", "allocated", "then", "went on", "library"))
+for a in ("cudaMalloc", "expandable", "cudaMallocAsync", "held"):
+    r = by.get("limit/" + a)
+    if not r:
+        print("%-24s (no result: see mem.log)" % a)
+        continue
+    print("%-24s %8.2fG %8.2fG %8.1fG %9dG %-18s %9s %s" % (a, r["total_gib"],
+          r["free_gib"], r["device_total_gib"], r["allocated_gib"],
+          r["error"] or "no error", r.get("recovered"), stats("limit/" + a)))
+r = by.get("neighbour/nolimit")
+print("\n2. neighbour without a limit, beside the limited process holding its memory")
+if r:
+    print("   mem_get_info total %.2fG free %.2fG; allocated %d of 60 GiB (%s)" % (
+          r["total_gib"], r["free_gib"], r["allocated_gib"], r["error"] or "no error"))
+else:
+    print("   (no result: see mem.log)")
+print("\n3. allocate/free loop, iterations per second (best of 5 runs of each process)")
+print("%-34s %12s %12s %8s" % ("", "plain", "library", "diff"))
+for kind, what in (("loop", "caching allocator"), ("empty50", "empty_cache() every 50")):
+    for rnd in ("1", "2"):
+        p = by.get("%s/plain/%s" % (kind, rnd))
+        q = by.get("%s/limit/%s" % (kind, rnd))
+        if p and q:
+            d = 100.0 * (q["best_per_s"] - p["best_per_s"]) / p["best_per_s"]
+            print("%-34s %12.0f %12.0f %+7.2f%%   %s" % ("%s, round %s" % (what, rnd),
+                  p["best_per_s"], q["best_per_s"], d, stats("%s/limit/%s" % (kind, rnd))))
+print("\n4. two torch-train.py loops, weights 3:1, steps per second")
+print("%-12s %10s %10s %8s %8s" % ("limits", "w3", "w1", "ratio", "sum"))
+for lim in ("none", "20G"):
+    a, b = by.get("share/%s/w3" % lim), by.get("share/%s/w1" % lim)
+    if a and b:
+        print("%-12s %10.2f %10.2f %8.2f %8.2f" % (lim, a["steps_per_s"], b["steps_per_s"],
+              a["steps_per_s"] / max(b["steps_per_s"], 1e-9),
+              a["steps_per_s"] + b["steps_per_s"]))
+PY
