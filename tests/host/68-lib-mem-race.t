@@ -1,0 +1,140 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Device memory limits under concurrency and change: threads that race to
+# allocate get exactly what the limit allows; when the driver runs out
+# after a reservation, the reservation goes back; two processes racing for
+# one GPU's memory get exactly all of it, each within its limit; a process
+# killed with memory reserved leaves nothing reserved; a limit changed
+# while a process runs (the GPU's default, mem_default_pct) holds for its
+# next allocation and for cuMemGetInfo.
+l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
+
+[ -n "$GS_MEM" ] || bail "gs-mem-client not built"
+service 20000 200000
+
+G=1073741824
+M=1048576
+
+mem() {
+	name=$1
+	shift
+	vars=
+	while [ "$1" != -- ]; do
+		vars="$vars $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # VAR=VALUE words
+	client $vars "$GS_MEM" "$@" >"$T/$name.out" 2>"$T/$name.err"
+}
+at() { sed -n "$2p" "$T/$1.out" | value "$3" -; }
+reserved() { sed -n 's/.*stats memory GPU-[^:]*: reserved=\([0-9]*\) .*/\1/p' "$T/$1.err"; }
+# wait_for FILE: until it exists (at most 30 s).
+wait_for() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+	[ -e "$1" ]
+}
+
+# The service's sum of reservations on the double's GPU 0; empty if it
+# cannot be read here (no gpuschedctl).
+gpu_reserved() {
+	if [ "$BACKEND" = kmod ]; then
+		cat "$(kmod_gpu_dir 0)/mem_reserved"
+	elif [ -n "$GS_CTL" ]; then
+		"$GS_CTL" --json status | sed -n 's/.*"mem_reserved":\([0-9]*\).*/\1/p'
+	fi
+}
+# knob NAME VALUE: a knob of the double's GPU 0's token.
+knob() {
+	if [ "$BACKEND" = kmod ]; then
+		echo "$2" >"$(kmod_gpu_dir 0)/$1"
+	else
+		"$GS_CTL" set gpu 0 "$1=$2" >/dev/null
+	fi
+}
+
+# --- threads of one process: exactly what the limit allows
+rm -f "$GS_DOUBLE_SHM"
+mem thr GS_DOUBLE_MEM=16G GPUSCHED_MEM_LIMIT=1G -- race 8 10M info
+check "8 threads racing in 10 MiB steps under 1 GiB: 102 allocations ($(at thr 1 n))" \
+	[ "$(at thr 1 n)" = 102 ]
+check "each thread ended with CUDA_ERROR_OUT_OF_MEMORY" [ "$(at thr 1 oom)" = 8 ]
+check "the limit refused them, not the driver" [ "$(double_count mem_refused)" = 0 ]
+check "the service's account is what the threads hold ($(reserved thr))" \
+	[ "$(reserved thr)" = "$(at thr 1 held)" ]
+show thr
+
+# --- threads and a driver that runs out first: reservations come back
+rm -f "$GS_DOUBLE_SHM"
+mem drv GS_DOUBLE_MEM=1G GPUSCHED_MEM_LIMIT=2G -- race 8 10M
+check "with 1 GiB on the GPU and a 2 GiB limit: 102 allocations ($(at drv 1 n))" \
+	[ "$(at drv 1 n)" = 102 ]
+check "the driver refused the rest" [ "$(double_count mem_refused)" -ge 8 ]
+check "every refused allocation's reservation went back ($(reserved drv) reserved)" \
+	[ "$(reserved drv)" = $((102 * 10 * M)) ]
+
+# --- two processes racing for 1 GiB, each with a 768 MiB limit
+rm -f "$GS_DOUBLE_SHM" "$T/go" "$T/end"
+for p in p1 p2; do
+	run_bg $p client GS_DOUBLE_MEM=1G GPUSCHED_MEM_LIMIT=768M "$GS_MEM" \
+		wait "$T/go" fill 16M touch "$T/$p.done" wait "$T/end"
+done
+sleep 0.5	# both attached and waiting
+touch "$T/go"
+wait_for "$T/p1.done" && wait_for "$T/p2.done"
+used=$(double_count mem_used)
+touch "$T/end"
+wait_bg p1 && wait_bg p2 || not_ok "clients failed"
+n1=$(at p1 2 n)
+n2=$(at p2 2 n)
+check "the two took all of the GPU's 64 blocks of 16 MiB ($n1 + $n2)" [ $((n1 + n2)) = 64 ]
+check "the GPU's memory, all of it and no more, was in use ($used)" [ "$used" = $G ]
+check "each within its limit of 48" [ "$n1" -le 48 -a "$n2" -le 48 ]
+check "the service's accounts are what each holds" \
+	[ "$(reserved p1) $(reserved p2)" = "$((n1 * 16 * M)) $((n2 * 16 * M))" ]
+show p1 p2
+
+# --- a process killed with memory reserved
+if [ -n "$(gpu_reserved)" ]; then
+	run_bg dead client "$GS_MEM" alloc 512M touch "$T/dead.ready" sleep 60
+	wait_for "$T/dead.ready"
+	before=$(gpu_reserved)
+	kill -9 "$(cat "$T/dead.pid")"
+	wait_bg dead
+	i=0
+	while [ "$(gpu_reserved)" != 0 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	check "the service counted the process's 512 MiB ($before)" [ "$before" = $((512 * M)) ]
+	check "and nothing once it was killed ($(gpu_reserved))" [ "$(gpu_reserved)" = 0 ]
+else
+	skip "the service's reservations cannot be read here (no gpuschedctl, or its status has no mem_reserved)"
+	skip "killed with memory reserved"
+fi
+
+# --- the limit changes while the process runs: the GPU's default
+if [ "$BACKEND" = kmod ] || [ -n "$GS_CTL" ]; then
+	rm -f "$T"/chg.*
+	run_bg chg client GS_DOUBLE_MEM=4G "$GS_MEM" alloc 1G info touch "$T/chg.a" \
+		wait "$T/chg.b" info alloc 1G alloc 1 touch "$T/chg.c" \
+		wait "$T/chg.d" info alloc 1G freeall
+	wait_for "$T/chg.a"
+	knob mem_default_pct 50
+	touch "$T/chg.b"
+	wait_for "$T/chg.c"
+	knob mem_default_pct 25
+	touch "$T/chg.d"
+	wait_bg chg || not_ok "client failed"
+	knob mem_default_pct 0
+	check "no limit at first: the GPU's 4 GiB" [ "$(at chg 2 total)" = $((4 * G)) ]
+	check "a default of 50%: cuMemGetInfo says 2 GiB, 1 GiB free" \
+		[ "$(at chg 5 total) $(at chg 5 free)" = "$((2 * G)) $G" ]
+	check "and the next allocations keep to it" [ "$(at chg 6 r) $(at chg 7 r)" = "0 2" ]
+	check "lowered to 25% below what is held: total 1 GiB, none free" \
+		[ "$(at chg 10 total) $(at chg 10 free)" = "$G 0" ]
+	check "nothing more is allocated" [ "$(at chg 11 r)" = 2 ]
+	check "and what was held stays held: freed without error" [ "$(at chg 12 r)" = 0 ]
+	show chg
+else
+	skip "the GPU's knobs cannot be set here (no gpuschedctl)"
+fi
+done_testing
