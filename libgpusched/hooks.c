@@ -351,6 +351,8 @@ static void *substitute(void *p, const char *name, bool procaddr)
 	h = hook_of(hooks, sizeof(hooks) / sizeof(hooks[0]), p);
 	if (!h)
 		h = hook_of(gs_mem_hooks, gs_mem_nr_hooks, p);
+	if (!h)
+		h = hook_of(gs_nvml_hooks, gs_nvml_nr_hooks, p);
 	if (h) {
 		if (procaddr)
 			STAT_INC(procaddr_hooks);
@@ -437,6 +439,12 @@ gs_dlsym_fn gs_real_dlsym(void)
 
 static bool hooked_name(const char *name)
 {
+	if (name && !strncmp(name, "nvml", 4)) {
+		for (size_t i = 0; i < gs_nvml_nr_hooks; i++)
+			if (!strcmp(name, gs_nvml_hooks[i].name))
+				return true;
+		return false;
+	}
 	if (!name || name[0] != 'c' || name[1] != 'u')
 		return false;
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
@@ -460,7 +468,8 @@ static void *dlsym_hook(void *handle, const char *name)
 {
 	void *p = gs_real_dlsym()(handle, name);
 
-	if (p && resolve_real(false))
+	/* hooked_name() let through only cu* and nvml* names. */
+	if (p && (name[0] == 'n' ? nvml_resolve() : resolve_real(false)))
 		p = substitute(p, name, false);
 	return p;
 }

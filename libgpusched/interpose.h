@@ -18,6 +18,7 @@
  *  - mem.c: device memory limits: the allocation entry points reserve
  *    with the service before the driver allocates, and cuMemGetInfo
  *    reports the limit;
+ *  - nvml.c: NVML's memory report within the same limit;
  *  - stats.c: GPUSCHED_STATS;
  *  - estimate.c and period.c: pure arithmetic, unit-tested.
  * Documentation/library.md describes the gate and its states.
@@ -361,6 +362,11 @@ GS_HIDDEN struct gs_dev *dev_by_ordinal(CUdevice dev);
 /* mem.c */
 GS_HIDDEN void mem_apply_limit(struct gs_dev *d, struct gpusched *g);
 GS_HIDDEN void mem_fork_child(void);
+GS_HIDDEN bool mem_clamp(struct gs_dev *d, bool open, uint64_t *total,
+			 uint64_t *free_b);
+
+/* nvml.c: find NVML's entry points, if it is loaded */
+GS_HIDDEN bool nvml_resolve(void);
 
 /* An entry point replaced in cuGetProcAddress and dlsym results. */
 struct gs_hook {
@@ -371,8 +377,10 @@ struct gs_hook {
 
 #define GS_HOOK(n, pa, dl) { #n, (void **)&real.n, (void *)pa, (void *)dl }
 
-/* mem.c's share of the table (hooks.c holds the rest). */
+/* mem.c's and nvml.c's shares of the table (hooks.c holds the rest). */
 extern const struct gs_hook gs_mem_hooks[] GS_HIDDEN;
 extern const size_t gs_mem_nr_hooks GS_HIDDEN;
+extern const struct gs_hook gs_nvml_hooks[] GS_HIDDEN;
+extern const size_t gs_nvml_nr_hooks GS_HIDDEN;
 
 #endif /* GS_INTERPOSE_H */

@@ -525,14 +525,37 @@ static CUresult mem_release(CUmemGenericAllocationHandle h)
 }
 
 /*
- * What the driver says, within this client's limit: total at most the
- * limit, free at most what the limit leaves. Read from the status page,
- * which the service keeps current when either changes.
+ * @total and @free_b (the driver's, or NVML's) within @d's limit: total at
+ * most the limit, free at most what the limit leaves. Read from the status
+ * page, which the service keeps current when either changes. @open: open
+ * the client if the process has none yet. False (nothing changed) without
+ * a limit.
  */
-static CUresult mem_get_info(size_t *free_b, size_t *total)
+bool mem_clamp(struct gs_dev *d, bool open, uint64_t *total, uint64_t *free_b)
 {
 	struct gpusched_status st;
 	struct gpusched *g;
+	uint64_t left;
+
+	g = mem_get(d, open);
+	if (!g)
+		return false;
+	gs_status_read(g, &st);
+	mem_put(d);
+	if (!st.mem_limit)
+		return false;
+	left = st.mem_limit > st.mem_reserved ? st.mem_limit - st.mem_reserved : 0;
+	if (*total > st.mem_limit)
+		*total = st.mem_limit;
+	if (*free_b > left)
+		*free_b = left;
+	STAT_INC(mem_clamped);
+	return true;
+}
+
+static CUresult mem_get_info(size_t *free_b, size_t *total)
+{
+	uint64_t t, f;
 	struct gs_dev *d;
 	CUresult r;
 
@@ -541,20 +564,11 @@ static CUresult mem_get_info(size_t *free_b, size_t *total)
 	if (r != CUDA_SUCCESS || !free_b || !total)
 		return r;
 	d = cur_dev();
-	g = d ? mem_get(d, true) : NULL;
-	if (!g)
-		return r;
-	gs_status_read(g, &st);
-	mem_put(d);
-	if (st.mem_limit) {
-		uint64_t left = st.mem_limit > st.mem_reserved ?
-				st.mem_limit - st.mem_reserved : 0;
-
-		if (*total > st.mem_limit)
-			*total = st.mem_limit;
-		if (*free_b > left)
-			*free_b = left;
-		STAT_INC(mem_clamped);
+	t = *total;
+	f = *free_b;
+	if (d && mem_clamp(d, true, &t, &f)) {
+		*total = (size_t)t;
+		*free_b = (size_t)f;
 	}
 	return r;
 }

@@ -326,32 +326,6 @@ static void shm_init(struct gsd_shm *shm, int nr)
 
 static void atfork_child(void);
 
-/* "N", "NK", "NM" or "NG" bytes; @def when unset or malformed. */
-static uint64_t mem_size(const char *s, uint64_t def)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !*s)
-		return def;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	}
-	return *end || !v ? def : v;
-}
-
 EXPORT CUresult cuInit(unsigned int flags)
 {
 	const char *s;
@@ -390,7 +364,7 @@ EXPORT CUresult cuInit(unsigned int flags)
 	s = getenv("GS_DOUBLE_QUEUE");
 	D.max_queue = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 256;
 
-	D.mem_total = mem_size(getenv("GS_DOUBLE_MEM"), 16ull << 30);
+	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 
 	s = getenv("GS_DOUBLE_SHM");
 	if (s && *s) {

@@ -7,8 +7,11 @@
 #ifndef GS_CUDA_DOUBLE_H
 #define GS_CUDA_DOUBLE_H
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define GSD_MAGIC	0x47534431U	/* "GSD1" */
 #define GSD_MAX_GPUS	8
@@ -62,6 +65,38 @@ typedef uint64_t (*gsd_work_us_fn)(void);
 #define GSD_WORK_US_SYM "gs_double_work_us"
 typedef const char *(*gsd_mps_priority_fn)(void);
 #define GSD_MPS_PRIORITY_SYM "gs_double_mps_priority"
+
+/* Bytes held on @g by processes alive now (read without its lock). */
+static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < GSD_MEM_SLOTS; i++) {
+		int32_t pid = __atomic_load_n(&g->mem[i].pid, __ATOMIC_RELAXED);
+
+		if (pid && (!kill(pid, 0) || errno == EPERM))
+			sum += __atomic_load_n(&g->mem[i].bytes, __ATOMIC_RELAXED);
+	}
+	return sum;
+}
+
+/* $GS_DOUBLE_MEM: "N", "NK", "NM" or "NG" bytes; @def when unset or malformed. */
+static inline uint64_t gsd_mem_size(const char *s, uint64_t def)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'M' || *end == 'G') {
+		v <<= *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+		end++;
+	}
+	return *end || !v ? def : v;
+}
+
+#define GSD_MEM_DEFAULT	(16ull << 30)
 
 /* The uuid of physical GPU @i: "gs-double-gpu" then the index. */
 static inline void gsd_uuid(int i, unsigned char u[16])

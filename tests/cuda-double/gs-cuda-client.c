@@ -499,15 +499,8 @@ static int report(const char *path)
 		return 2;
 	}
 	for (uint32_t i = 0; i < s->nr_gpus && i < GSD_MAX_GPUS; i++) {
-		uint64_t used = 0;
+		uint64_t used = gsd_mem_used(&s->gpu[i]);
 
-		/* Of live processes, as the double counts (racy: a report) */
-		for (int k = 0; k < GSD_MEM_SLOTS; k++) {
-			int32_t pid = s->gpu[i].mem[k].pid;
-
-			if (pid && (!kill(pid, 0) || errno == EPERM))
-				used += s->gpu[i].mem[k].bytes;
-		}
 		printf("gpu=%u violations=%llu kernels=%llu busy_us=%llu overlap_max_us=%llu mem_used=%llu mem_refused=%llu\n",
 		       i, (unsigned long long)s->gpu[i].violations,
 		       (unsigned long long)s->gpu[i].kernels,

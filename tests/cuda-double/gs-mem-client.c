@@ -14,6 +14,8 @@
  *   fill SIZE               allocate SIZE until an allocation fails
  *   race THREADS SIZE       threads that fill at once, with SIZE each time
  *   info                    cuMemGetInfo
+ *   nvml                    nvmlDeviceGetMemoryInfo and _v2 of GPU 0, found
+ *                           with dlopen and dlsym, as pynvml finds them
  *   trim                    cuMemPoolTrimTo(0) on the pools used
  *   touch FILE | wait FILE  create a file; wait (up to 60 s) until it exists
  *   sleep SECONDS
@@ -283,6 +285,44 @@ static void *fill(void *arg)
 	return NULL;
 }
 
+struct nvml_mem {
+	unsigned long long total, free, used;
+};
+
+struct nvml_mem_v2 {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+};
+
+static void nvml(void)
+{
+	static int (*get)(void *, struct nvml_mem *);
+	static int (*get_v2)(void *, struct nvml_mem_v2 *);
+	static void *dev;
+	struct nvml_mem m = { 0 };
+	struct nvml_mem_v2 m2 = { .version = sizeof(m2) | 2u << 24 };
+	int r, r2;
+
+	if (!dev) {
+		void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+		int (*init)(void), (*by_index)(unsigned int, void **);
+
+		if (!h)
+			die("dlopen(libnvidia-ml.so.1)", -1);
+		*(void **)&init = dlsym(h, "nvmlInit_v2");
+		*(void **)&by_index = dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+		*(void **)&get = dlsym(h, "nvmlDeviceGetMemoryInfo");
+		*(void **)&get_v2 = dlsym(h, "nvmlDeviceGetMemoryInfo_v2");
+		if (!init || !by_index || !get || !get_v2 || init() || by_index(0, &dev))
+			die("NVML", -1);
+	}
+	r = get(dev, &m);
+	r2 = get_v2(dev, &m2);
+	printf("op=nvml r=%d total=%llu free=%llu used=%llu r2=%d total2=%llu free2=%llu used2=%llu reserved2=%llu\n",
+	       r, m.total, m.free, m.used, r2, m2.total, m2.free, m2.used,
+	       m2.reserved);
+}
+
 static void wait_file(const char *path)
 {
 	for (int i = 0; i < 6000 && access(path, F_OK); i++)
@@ -389,6 +429,8 @@ int main(int argc, char **argv)
 			r = fn.info(&fr, &tot);
 			printf("op=info r=%d free=%zu total=%zu held=%zu\n", r, fr,
 			       tot, bytes_held());
+		} else if (!strcmp(op, "nvml")) {
+			nvml();
 		} else if (!strcmp(op, "trim")) {
 			r = cuMemPoolTrimTo(own_pool, 0);
 			if (!r)

@@ -6,7 +6,7 @@
 # allocation entry point and every way to reach one (symbol,
 # cuGetProcAddress, dlsym, per-thread-stream flavours) is limited; a
 # driver that fails after the reservation gets it back; pools do not keep
-# reservations. The service's account of a client is read from the
+# reservations; NVML's memory report is clamped as cuMemGetInfo's. The service's account of a client is read from the
 # library's GPUSCHED_STATS line at exit (its status page).
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
@@ -60,6 +60,19 @@ mem nolim -- alloc 1G info
 check "without a limit cuMemGetInfo is the driver's ($(at nolim 2 total))" \
 	[ "$(at nolim 2 total) $(at nolim 2 free)" = "$((4 * G)) $((3 * G))" ]
 check "and the service counts what is held" [ "$(reserved nolim) $(limit nolim)" = "$G 0" ]
+
+# --- NVML (dlopen and dlsym, as pynvml): the same, once the process uses the GPU
+rm -f "$GS_DOUBLE_SHM"
+mem nvml GPUSCHED_MEM_LIMIT=1G -- nvml alloc 256M nvml
+check "NVML before the process used the GPU: the GPU's ($(at nvml 1 total))" \
+	[ "$(at nvml 1 total)" = $((4 * G)) ]
+check "nvmlDeviceGetMemoryInfo then: total the limit, free and used within it" \
+	[ "$(at nvml 3 total) $(at nvml 3 free) $(at nvml 3 used)" = "$G $((768 * M)) $((256 * M))" ]
+check "nvmlDeviceGetMemoryInfo_v2 the same" \
+	[ "$(at nvml 3 total2) $(at nvml 3 free2) $(at nvml 3 used2)" = "$G $((768 * M)) $((256 * M))" ]
+mem nvml0 -- alloc 256M nvml
+check "without a limit NVML's own figures" \
+	[ "$(at nvml0 2 total) $(at nvml0 2 free)" = "$((4 * G)) $((4 * G - 256 * M))" ]
 
 # --- a percentage of the GPU; a malformed value
 mem pct GPUSCHED_MEM_LIMIT=25% -- info alloc 1G alloc 1

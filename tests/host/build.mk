@@ -38,6 +38,7 @@ VM_EXTRA += $(foreach t,$(GSHOST_VM_T),$(t):/tests/$(notdir $(t))) \
 	$(GSDBL_LIB):/usr/lib/gpusched/cuda-double/libcuda.so.1 \
 	$(GSDBL_CLIENT):/usr/lib/gpusched/cuda-double/gs-cuda-client \
 	$(GSDBL_MEM):/usr/lib/gpusched/cuda-double/gs-mem-client \
+	$(GSDBL_NVML):/usr/lib/gpusched/cuda-double/libnvidia-ml.so.1 \
 	$(GSHOST_DIR)/gs-token-test:/usr/lib/gpusched/gs-token-test \
 	$(GSHOST_DIR)/libgs-next.so:/usr/lib/gpusched/libgs-next.so \
 	$(GSD_DIR)/gpusched-run:/usr/lib/gpusched/gpusched-run
