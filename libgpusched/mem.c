@@ -127,18 +127,14 @@ static struct mem_ent *map_take(uint64_t key, enum mem_kind kind)
 /*
  * A forked child has none of the parent's device memory (its client is
  * new, and CUDA gives a child none of the parent's contexts): forget it.
+ * The entries are left, not freed: another thread of the parent may have
+ * been changing the map when it forked.
  */
 void mem_fork_child(void)
 {
 	pthread_mutex_init(&map.lock, NULL);
-	for (size_t i = 0; i < map.nb; i++) {
-		while (map.b[i]) {
-			struct mem_ent *e = map.b[i];
-
-			map.b[i] = e->next;
-			free(e);
-		}
-	}
+	map.b = NULL;
+	map.nb = 0;
 	map.n = 0;
 }
 

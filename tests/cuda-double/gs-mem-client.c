@@ -13,6 +13,7 @@
  *   free | freeall          the newest allocation, or all, each its way
  *   fill SIZE               allocate SIZE until an allocation fails
  *   race THREADS SIZE       threads that fill at once, with SIZE each time
+ *   churn THREADS SIZE N    threads that each allocate and free SIZE N times
  *   info                    cuMemGetInfo
  *   nvml                    nvmlDeviceGetMemoryInfo and _v2 of GPU 0, found
  *                           with dlopen and dlsym, as pynvml finds them
@@ -262,8 +263,28 @@ struct filler {
 	pthread_t t;
 	pthread_barrier_t *go;
 	size_t size, n, bytes;
+	size_t iters, failed;	/* churn */
 	CUresult last;
 };
+
+/* Allocate and free, @iters times; count what failed. */
+static void *churn(void *arg)
+{
+	struct filler *f = arg;
+	CUdeviceptr p;
+
+	cuCtxSetCurrent(ctx);
+	pthread_barrier_wait(f->go);
+	for (size_t i = 0; i < f->iters; i++) {
+		if (fn.alloc(&p, f->size)) {
+			f->failed++;
+			continue;
+		}
+		if (fn.free(p))
+			f->failed++;
+	}
+	return NULL;
+}
 
 /* Allocate until refused; what ended it is the result. */
 static void *fill(void *arg)
@@ -422,6 +443,31 @@ int main(int argc, char **argv)
 			}
 			printf("op=race n=%zu held=%zu oom=%d other=%d\n", n,
 			       bytes_held(), oom, other);
+			free(f);
+		} else if (!strcmp(op, "churn") && i + 3 < argc) {
+			int nt = atoi(argv[i + 1]);
+			size_t size = parse_size(argv[i + 2]), failed = 0;
+			long iters = atol(argv[i + 3]);
+			pthread_barrier_t go;
+			struct filler *f;
+
+			i += 3;
+			if (nt < 1 || nt > 64 || iters < 1)
+				die("churn: threads or iterations", -1);
+			f = calloc((size_t)nt, sizeof(*f));
+			pthread_barrier_init(&go, NULL, (unsigned int)nt);
+			for (int k = 0; k < nt; k++) {
+				f[k].size = size;
+				f[k].iters = (size_t)iters;
+				f[k].go = &go;
+				pthread_create(&f[k].t, NULL, churn, &f[k]);
+			}
+			for (int k = 0; k < nt; k++) {
+				pthread_join(f[k].t, NULL);
+				failed += f[k].failed;
+			}
+			printf("op=churn n=%zu failed=%zu\n", (size_t)nt * (size_t)iters,
+			       failed);
 			free(f);
 		} else if (!strcmp(op, "info")) {
 			size_t fr = 0, tot = 0;

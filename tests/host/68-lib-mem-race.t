@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Device memory limits under concurrency and change: threads that race to
-# allocate get exactly what the limit allows; when the driver runs out
+# allocate get exactly what the limit allows; threads that allocate and
+# free at once leave nothing reserved; when the driver runs out
 # after a reservation, the reservation goes back; two processes racing for
 # one GPU's memory get exactly all of it, each within its limit; a process
 # killed with memory reserved leaves nothing reserved; a limit changed
@@ -64,6 +65,13 @@ check "the limit refused them, not the driver" [ "$(double_count mem_refused)" =
 check "the service's account is what the threads hold ($(reserved thr))" \
 	[ "$(reserved thr)" = "$(at thr 1 held)" ]
 show thr
+
+# --- threads allocating and freeing at once: the map and the service agree
+mem churn GPUSCHED_MEM_LIMIT=64M -- churn 8 8M 500 info
+check "8 threads x 500 allocate/free of 8 MiB under 8 x 8 MiB: none refused" \
+	[ "$(at churn 1 failed)" = 0 ]
+check "and nothing reserved after ($(at churn 2 free) free)" [ "$(at churn 2 free)" = $((64 * M)) ]
+check "the service agrees at exit" [ "$(reserved churn)" = 0 ]
 
 # --- threads and a driver that runs out first: reservations come back
 rm -f "$GS_DOUBLE_SHM"
