@@ -73,7 +73,7 @@ LF_BINS := $(FUZZ_DIR)/lf-policyfile $(FUZZ_DIR)/lf-config $(FUZZ_DIR)/lf-arbite
 $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
 		daemon/knobs.c $(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
-		$(LIBGS_HDRS)
+		libgpusched/memsize.c $(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
 		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/rules.c daemon/procfs.c daemon/knobs.c \
 		daemon/metrics.c \

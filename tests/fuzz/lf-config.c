@@ -13,6 +13,7 @@ static const char *const vars[] = {
 	"GPUSCHED_DEBUG", "GPUSCHED_STATS", "GPUSCHED_WEIGHT", "GPUSCHED_CLASS",
 	"GPUSCHED_CAP", "GPUSCHED_FAIL", "GPUSCHED_BACKEND", "GPUSCHED_TUNE",
 	"GPUSCHED_MPS", "GPUSCHED_ARBITER", "GPUSCHED_LABEL",
+	"GPUSCHED_MEM_LIMIT",
 };
 #define NR_VARS	(sizeof(vars) / sizeof(vars[0]))
 
@@ -47,7 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    cfg.backend > GS_BACKEND_ARBITER ||
 	    cfg.idle_ns < 100000 || cfg.idle_ns > 10000000000ull ||
 	    cfg.queue < 2 || cfg.queue > 1024 ||
-	    cfg.queue_ns < 100000 || cfg.queue_ns > 10000000000ull)
+	    cfg.queue_ns < 100000 || cfg.queue_ns > 10000000000ull ||
+	    (cfg.mem_limit && cfg.mem_limit_pct) || cfg.mem_limit_pct > 100)
 		abort();
 	n = strnlen(cfg.arbiter, sizeof(cfg.arbiter));
 	if (n == 0 || n == sizeof(cfg.arbiter))
