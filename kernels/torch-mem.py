@@ -19,6 +19,7 @@ prints one JSON line.
              every K iterations, so that the driver is called often.
 """
 import argparse
+import ctypes
 import json
 import os
 import statistics
@@ -35,6 +36,27 @@ def info():
     return round(free / GIB, 3), round(total / GIB, 3)
 
 
+class NvmlMemory(ctypes.Structure):
+    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong),
+                ("used", ctypes.c_ulonglong)]
+
+
+def nvml_info():
+    """NVML's total and free of device 0 (found with dlopen and dlsym, as
+    pynvml does), or None where NVML is not there."""
+    try:
+        nv = ctypes.CDLL("libnvidia-ml.so.1")
+        dev = ctypes.c_void_p()
+        mem = NvmlMemory()
+        if (nv.nvmlInit_v2() or
+                nv.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(dev)) or
+                nv.nvmlDeviceGetMemoryInfo(dev, ctypes.byref(mem))):
+            return None
+        return round(mem.total / GIB, 3), round(mem.free / GIB, 3)
+    except OSError:
+        return None
+
+
 def wait_file(path, timeout=120):
     t0 = time.monotonic()
     while not os.path.exists(path) and time.monotonic() - t0 < timeout:
@@ -47,6 +69,7 @@ def cmd_oom(args, out):
     out["free_gib"], out["total_gib"] = info()
     out["device_total_gib"] = round(
         torch.cuda.get_device_properties(0).total_memory / GIB, 3)
+    out["nvml_total_gib"], out["nvml_free_gib"] = nvml_info() or (None, None)
     held, err = [], None
     try:
         while len(held) < args.max_gib:

@@ -5,7 +5,8 @@
 # user-space arbiter, with PyTorch (kernels/torch-mem.py, torch-train.py),
 # in one command of about 3 minutes:
 #  1. a 20 GiB limit (GPUSCHED_MEM_LIMIT=20G): torch.cuda.mem_get_info()
-#     total and free; 1 GiB tensors until torch raises OutOfMemoryError;
+#     total and free, and NVML's total (nvmlDeviceGetMemoryInfo through
+#     dlopen and dlsym, as pynvml); 1 GiB tensors until torch raises OutOfMemoryError;
 #     then free and go on. With each PyTorch allocator: the default
 #     (cudaMalloc, so cuMemAlloc), expandable_segments (cuMemCreate) and
 #     backend:cudaMallocAsync (the stream-ordered pool);
@@ -115,16 +116,18 @@ def stats(label):
     m = re.search(r"\[%s\] gpusched\[\d+\]: stats memory reserves=(\d+) refused=(\d+)" %
                   re.escape(label), log)
     return "%s reserves, %s refused" % m.groups() if m else "-"
-print("1. a 20 GiB limit (GPUSCHED_MEM_LIMIT=20G)")
-print("%-24s %9s %9s %9s %10s %-18s %9s %s" % ("allocator", "total", "free",
-      "GPU", "allocated", "then", "went on", "library"))
+print("1. a 20 GiB limit (GPUSCHED_MEM_LIMIT=20G): torch.cuda.mem_get_info(),")
+print("   NVML's total, the device's total, 1 GiB tensors until the error, then")
+print("%-16s %9s %9s %9s %9s %10s %-17s %8s %s" % ("allocator", "total", "free",
+      "NVML", "GPU", "allocated", "then", "went on", "library"))
 for a in ("cudaMalloc", "expandable", "cudaMallocAsync", "held"):
     r = by.get("limit/" + a)
     if not r:
         print("%-24s (no result: see mem.log)" % a)
         continue
-    print("%-24s %8.2fG %8.2fG %8.1fG %9dG %-18s %9s %s" % (a, r["total_gib"],
-          r["free_gib"], r["device_total_gib"], r["allocated_gib"],
+    nv = "%.2fG" % r["nvml_total_gib"] if r.get("nvml_total_gib") is not None else "-"
+    print("%-16s %8.2fG %8.2fG %9s %8.1fG %9dG %-17s %8s %s" % (a, r["total_gib"],
+          r["free_gib"], nv, r["device_total_gib"], r["allocated_gib"],
           r["error"] or "no error", r.get("recovered"), stats("limit/" + a)))
 r = by.get("neighbour/nolimit")
 print("\n2. neighbour without a limit, beside the limited process holding its memory")
