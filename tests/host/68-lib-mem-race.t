@@ -6,8 +6,8 @@
 # after a reservation, the reservation goes back; two processes racing for
 # one GPU's memory get exactly all of it, each within its limit; a process
 # killed with memory reserved leaves nothing reserved; a limit changed
-# while a process runs (the GPU's default, mem_default_pct) holds for its
-# next allocation and for cuMemGetInfo.
+# while a process runs (the GPU's default, mem_default_pct, or its own,
+# set with gpuschedctl) holds for its next allocation and for cuMemGetInfo.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ -n "$GS_MEM" ] || bail "gs-mem-client not built"
@@ -144,5 +144,29 @@ if [ "$BACKEND" = kmod ] || [ -n "$GS_CTL" ]; then
 	show chg
 else
 	skip "the GPU's knobs cannot be set here (no gpuschedctl)"
+fi
+
+# --- the process's own limit set by an administrator while it runs
+if [ -n "$GS_CTL" ]; then
+	rm -f "$T"/set.*
+	run_bg set client GS_DOUBLE_MEM=4G "$GS_MEM" alloc 256M touch "$T/set.a" \
+		wait "$T/set.b" info alloc 512M alloc 256M touch "$T/set.c" \
+		wait "$T/set.d" alloc 512M info freeall
+	wait_for "$T/set.a"
+	pid=$(cat "$T/set.pid")
+	"$GS_CTL" set client "$pid" mem_limit=512M >"$T/set1.ctl" 2>&1
+	touch "$T/set.b"
+	wait_for "$T/set.c"
+	"$GS_CTL" set client "$pid" mem_limit=1G >"$T/set2.ctl" 2>&1
+	touch "$T/set.d"
+	wait_bg set || not_ok "client failed"
+	check "gpuschedctl set client mem_limit=512M: cuMemGetInfo says 512 MiB, 256 MiB free" \
+		[ "$(at set 4 total) $(at set 4 free)" = "$((512 * M)) $((256 * M))" ]
+	check "past it refused, within it allocated" [ "$(at set 5 r) $(at set 6 r)" = "2 0" ]
+	check "raised to 1 GiB by root: 512 MiB more fit, none left" \
+		[ "$(at set 9 r) $(at set 10 total) $(at set 10 free)" = "0 $G 0" ]
+	show set set1 set2
+else
+	skip "no gpuschedctl to set a client's limit with"
 fi
 done_testing
