@@ -29,20 +29,25 @@ typedef struct {
 	unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
 
-static struct {
+struct nvml_tab {
 	nvmlReturn_t (*nvmlDeviceGetMemoryInfo)(nvmlDevice_t, nvmlMemory_t *);
 	nvmlReturn_t (*nvmlDeviceGetMemoryInfo_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
 	nvmlReturn_t (*nvmlDeviceGetUUID)(nvmlDevice_t, char *, unsigned int);
-} nv;
+};
 
+static struct nvml_tab nv;
 static atomic_bool nv_resolved;
+static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * NVML's entry points, if it is loaded. Racing threads find the same
- * pointers; each stores them whole before the flag says so.
+ * pointers; the first publishes them. No lock is held across dlopen or
+ * dlsym (a constructor under the loader's lock may call dlsym, as for
+ * libcuda in hooks.c).
  */
 bool nvml_resolve(void)
 {
+	struct nvml_tab t;
 	void *h;
 
 	if (atomic_load_explicit(&nv_resolved, memory_order_acquire))
@@ -52,13 +57,18 @@ bool nvml_resolve(void)
 		dlerror();
 		return false;
 	}
-	*(void **)&nv.nvmlDeviceGetMemoryInfo =
+	*(void **)&t.nvmlDeviceGetMemoryInfo =
 		gs_real_dlsym()(h, "nvmlDeviceGetMemoryInfo");
-	*(void **)&nv.nvmlDeviceGetMemoryInfo_v2 =
+	*(void **)&t.nvmlDeviceGetMemoryInfo_v2 =
 		gs_real_dlsym()(h, "nvmlDeviceGetMemoryInfo_v2");
-	*(void **)&nv.nvmlDeviceGetUUID = gs_real_dlsym()(h, "nvmlDeviceGetUUID");
+	*(void **)&t.nvmlDeviceGetUUID = gs_real_dlsym()(h, "nvmlDeviceGetUUID");
 	dlerror();
-	atomic_store_explicit(&nv_resolved, true, memory_order_release);
+	pthread_mutex_lock(&nv_lock);
+	if (!atomic_load_explicit(&nv_resolved, memory_order_relaxed)) {
+		nv = t;
+		atomic_store_explicit(&nv_resolved, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&nv_lock);
 	return true;
 }
 
