@@ -211,6 +211,23 @@ static void say_refused(struct gs_dev *d, struct gpusched *g, const char *fn,
 }
 
 /*
+ * @d's client of generation @gen lost its service: retire it, as a launch
+ * would, so that the next allocation or launch connects afresh (a program
+ * may allocate for long before it launches). Without waiting on d->lock:
+ * if a launch holds it, the launch finds out itself.
+ */
+static void mem_lost(struct gs_dev *d, unsigned int gen, int err)
+{
+	if (pthread_mutex_trylock(&d->lock))
+		return;
+	if (atomic_load(&d->g) && atomic_load(&d->client_gen) == gen) {
+		retire_locked(d);
+		service_missing(d, err, true);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
  * Reserve @bytes on @d for a call of @fn. CUDA_ERROR_OUT_OF_MEMORY if the
  * service refuses; otherwise CUDA_SUCCESS, with @r saying what to return
  * if the driver fails (nothing where there is no accounting).
@@ -247,9 +264,11 @@ static CUresult reserve(struct gs_dev *d, uint64_t bytes, const char *fn,
 		STAT_INC(mem_refused);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	/* The service is going (the gate notices and says so): allow it. */
+	/* The service is gone or refuses for another reason: allow it. */
 	gs_debug("%s: reserving %" PRIu64 " bytes on %s failed: %s; unaccounted",
 		 fn, bytes, d->name, strerror(-err));
+	if (conn_error(err))
+		mem_lost(d, r->gen, err);
 	STAT_INC(mem_unaccounted);
 	return CUDA_SUCCESS;
 }

@@ -497,6 +497,7 @@ int main(int argc, char **argv)
 					       (long)((s - (double)(time_t)s) * 1e9) };
 
 			nanosleep(&ts, NULL);
+			printf("op=sleep r=0\n");
 		} else {
 			break;
 		}

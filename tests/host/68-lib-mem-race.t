@@ -7,7 +7,8 @@
 # one GPU's memory get exactly all of it, each within its limit; a process
 # killed with memory reserved leaves nothing reserved; a limit changed
 # while a process runs (the GPU's default, mem_default_pct, or its own,
-# set with gpuschedctl) holds for its next allocation and for cuMemGetInfo.
+# set with gpuschedctl) holds for its next allocation and for cuMemGetInfo;
+# a restarted arbiter is found again by a process that only allocates.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ -n "$GS_MEM" ] || bail "gs-mem-client not built"
@@ -168,5 +169,24 @@ if [ -n "$GS_CTL" ]; then
 	show set set1 set2
 else
 	skip "no gpuschedctl to set a client's limit with"
+fi
+# --- the arbiter restarted under a process that only allocates
+if [ "$BACKEND" = arbiter ]; then
+	rm -f "$T"/rst.*
+	run_bg rst client GS_DOUBLE_MEM=4G GPUSCHED_MEM_LIMIT=512M "$GS_MEM" alloc 256M \
+		touch "$T/rst.a" wait "$T/rst.b" alloc 1M sleep 1.2 alloc 256M alloc 512M info
+	wait_for "$T/rst.a"
+	service 20000 200000	# a fresh arbiter on the same socket
+	touch "$T/rst.b"
+	wait_bg rst || not_ok "client failed"
+	check "the allocation that found the arbiter gone went ahead" [ "$(at rst 4 r)" = 0 ]
+	check "it said once that the service was lost" \
+		[ "$(grep -c 'lost the token service' "$T/rst.err")" = 1 ]
+	check "a second later the process is a client again, its limit reapplied" \
+		[ "$(at rst 6 r) $(at rst 7 r) $(at rst 8 total)" = "0 2 $((512 * M))" ]
+	check "the new arbiter counts what was allocated through it" [ "$(reserved rst)" = $((256 * M)) ]
+	show rst
+else
+	skip "the module cannot go away under a client"
 fi
 done_testing
