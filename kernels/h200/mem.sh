@@ -3,7 +3,7 @@
 #
 # kernels/h200/mem.sh: device memory limits on the real GPU, through the
 # user-space arbiter, with PyTorch (kernels/torch-mem.py, torch-train.py),
-# in one command of about 3 minutes:
+# in one command of about 4 minutes:
 #  1. a 20 GiB limit (GPUSCHED_MEM_LIMIT=20G): torch.cuda.mem_get_info()
 #     total and free, and NVML's total (nvmlDeviceGetMemoryInfo through
 #     dlopen and dlsym, as pynvml); 1 GiB tensors until torch raises OutOfMemoryError;
@@ -14,11 +14,11 @@
 #     library without a limit allocates 60 GiB;
 #  3. the hooks' uncontended cost: PyTorch allocating and freeing in a loop
 #     through its caching allocator, plain (no library) and under the
-#     library with a 20 GiB limit, twice each in turn; and the same with
+#     library with a 20 GiB limit, four times each in turn; and the same with
 #     torch.cuda.empty_cache() every 50 iterations, so that the driver (and
 #     the hooks) are called often;
 #  4. time shares: two torch-train.py loops, weights 3:1, without limits
-#     and with a 20 GiB limit each.
+#     and with a 20 GiB limit each, twice each in turn.
 # Prints the results side by side and writes under $OUT: mem.jsonl (every
 # process's JSON line), mem.log (their stderr, the library's stats, the
 # arbiter's log), summary.txt (what it printed).
@@ -82,29 +82,33 @@ touch "$W/go"
 wait $held
 
 echo "== 3. allocate and free in a loop: plain and under the library" | tee -a "$L"
-for round in 1 2; do
-	py "loop/plain/$round" -- torch-mem.py loop
-	py "loop/limit/$round" "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py loop
-done
-for round in 1 2; do
+# Processes alternate, plain then library, so that the host's drift (clock,
+# other load) falls on both alike; the summary takes the median of the
+# rounds' ratios.
+for round in 1 2 3 4; do
+	py "loop/plain/$round" -- torch-mem.py loop --reps 7
+	py "loop/limit/$round" "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py loop --reps 7
 	py "empty50/plain/$round" -- torch-mem.py loop \
-		--iters 5000 --empty-every 50
+		--iters 5000 --empty-every 50 --reps 7
 	py "empty50/limit/$round" "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py loop \
-		--iters 5000 --empty-every 50
+		--iters 5000 --empty-every 50 --reps 7
 done
 
 echo "== 4. two training loops, weights 3:1, without and with limits" | tee -a "$L"
-for lim in none 20G; do
-	t=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 10 }')
-	extra=()
-	[ "$lim" = none ] || extra=(GPUSCHED_MEM_LIMIT="$lim")
-	py "share/$lim/w3" "${LIB[@]}" "${extra[@]}" GPUSCHED_WEIGHT=300 GPUSCHED_START_AT="$t" \
-		-- torch-train.py --seconds "$SECS" &
-	a=$!
-	py "share/$lim/w1" "${LIB[@]}" "${extra[@]}" GPUSCHED_WEIGHT=100 GPUSCHED_START_AT="$t" \
-		-- torch-train.py --seconds "$SECS" &
-	b=$!
-	wait $a $b
+# Alternating too: none, 20G, none, 20G.
+for run in 1 2; do
+	for lim in none 20G; do
+		t=$(awk -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + 10 }')
+		extra=()
+		[ "$lim" = none ] || extra=(GPUSCHED_MEM_LIMIT="$lim")
+		py "share/$lim/$run/w3" "${LIB[@]}" "${extra[@]}" GPUSCHED_WEIGHT=300 GPUSCHED_START_AT="$t" \
+			-- torch-train.py --seconds "$SECS" &
+		a=$!
+		py "share/$lim/$run/w1" "${LIB[@]}" "${extra[@]}" GPUSCHED_WEIGHT=100 GPUSCHED_START_AT="$t" \
+			-- torch-train.py --seconds "$SECS" &
+		b=$!
+		wait $a $b
+	done
 done
 
 python3 - "$J" "$L" <<'PY' | tee "$OUT/summary.txt"
@@ -136,22 +140,32 @@ if r:
           r["total_gib"], r["free_gib"], r["allocated_gib"], r["error"] or "no error"))
 else:
     print("   (no result: see mem.log)")
-print("\n3. allocate/free loop, iterations per second (best of 5 runs of each process)")
+print("\n3. allocate/free loop, iterations per second (median of 7 runs in each")
+print("   process; processes alternate plain, library; diff: median of the rounds)")
 print("%-34s %12s %12s %8s" % ("", "plain", "library", "diff"))
+import statistics
 for kind, what in (("loop", "caching allocator"), ("empty50", "empty_cache() every 50")):
-    for rnd in ("1", "2"):
+    diffs = []
+    for rnd in ("1", "2", "3", "4"):
         p = by.get("%s/plain/%s" % (kind, rnd))
         q = by.get("%s/limit/%s" % (kind, rnd))
         if p and q:
-            d = 100.0 * (q["best_per_s"] - p["best_per_s"]) / p["best_per_s"]
+            d = 100.0 * (q["median_per_s"] - p["median_per_s"]) / p["median_per_s"]
+            diffs.append(d)
             print("%-34s %12.0f %12.0f %+7.2f%%   %s" % ("%s, round %s" % (what, rnd),
-                  p["best_per_s"], q["best_per_s"], d, stats("%s/limit/%s" % (kind, rnd))))
+                  p["median_per_s"], q["median_per_s"], d, stats("%s/limit/%s" % (kind, rnd))))
+    if diffs:
+        print("%-34s %12s %12s %+7.2f%%" % ("%s, median" % what, "", "",
+              statistics.median(diffs)))
 print("\n4. two torch-train.py loops, weights 3:1, steps per second")
-print("%-12s %10s %10s %8s %8s" % ("limits", "w3", "w1", "ratio", "sum"))
-for lim in ("none", "20G"):
-    a, b = by.get("share/%s/w3" % lim), by.get("share/%s/w1" % lim)
-    if a and b:
-        print("%-12s %10.2f %10.2f %8.2f %8.2f" % (lim, a["steps_per_s"], b["steps_per_s"],
-              a["steps_per_s"] / max(b["steps_per_s"], 1e-9),
-              a["steps_per_s"] + b["steps_per_s"]))
+print("%-12s %10s %10s %8s %8s" % ("limits", "w3", "w1", "w3 part", "sum"))
+for run in ("1", "2"):
+    for lim in ("none", "20G"):
+        a, b = by.get("share/%s/%s/w3" % (lim, run)), by.get("share/%s/%s/w1" % (lim, run))
+        if a and b:
+            x, y = a["steps_per_s"], b["steps_per_s"]
+            print("%-12s %10.2f %10.2f %8.3f %8.2f" % ("%s (%s)" % (lim, run), x, y,
+                  x / (x + y), x + y))
+        else:
+            print("%-12s (no result: see mem.log)" % ("%s (%s)" % (lim, run)))
 PY
