@@ -411,6 +411,12 @@ static void client_apply_policy(struct arb_client *c)
 	for (size_t i = 0; i < A.pol->nr_rules; i++)
 		if (A.rule_hits && A.pol->rules[i].name == rule)
 			A.rule_hits[i]++;
+	/* A limit in percent of nothing: the rest of the rule holds. */
+	if ((p.mask & GPUSCHED_PARAM_MEM_LIMIT) &&
+	    (p.mem_limit & GS_MEM_PCT_FLAG) && !c->pol.mem.total)
+		p.mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
+	if (!p.mask)
+		return;
 	if (client_admin_set(c, &p)) {
 		A.st.apply_errors++;
 		logmsg("gpu%u: pid %d: rule %s not applied", c->dev->index,

@@ -364,6 +364,17 @@ static void client_apply(const struct gs_client_rec *c)
 		want = r->set;
 		want.mask &= GS_PARAM_MASK;
 		D.rule_hits[r - D.pol->rules]++;
+		/*
+		 * A limit in percent of nothing: the client's library did not
+		 * say how much memory its GPU has. The rest of the rule holds.
+		 */
+		if ((want.mask & GPUSCHED_PARAM_MEM_LIMIT) &&
+		    (want.mem_limit & GS_MEM_PCT_FLAG) && !c->mem_total) {
+			want.mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
+			gs_log(LOG_DEBUG, "gpu%u: client %llu pid %u (%s): reported no device memory, rule %s's mem_limit not applied",
+			       c->gpu, (unsigned long long)c->id, c->pid, c->comm,
+			       r->name);
+		}
 	}
 	/*
 	 * The module's marks say what a policy set, ours or a predecessor's;

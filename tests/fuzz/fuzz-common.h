@@ -276,7 +276,7 @@ static inline void gs_fuzz_parse(int argc, char **argv, struct gs_fuzz_opts *o)
 /* The GPUs' knobs, saved at the start and written back at the end. */
 static const char *const gs_knob_names[] = {
 	"timeslice_us", "grace_us", "min_grant_us", "starve_us", "window_us",
-	"latency_pct",
+	"latency_pct", "mem_default_pct", "mem_reserve_mb",
 };
 #define GS_NR_KNOBS	(sizeof(gs_knob_names) / sizeof(gs_knob_names[0]))
 

@@ -38,7 +38,7 @@
 enum {
 	OP_OPEN, OP_CLOSE, OP_DUP, OP_ATTACH, OP_ACQUIRE, OP_YIELD, OP_RELEASE,
 	OP_SET_PARAMS, OP_GET_INFO, OP_IOCTL_RANDOM, OP_MMAP, OP_MAP_OPS,
-	OP_FORK, OP_CLOSE_WAIT, OP_SYSFS, OP_COMM, OP_RW, NR_OPS,
+	OP_FORK, OP_CLOSE_WAIT, OP_SYSFS, OP_COMM, OP_RW, OP_MEM, NR_OPS,
 	/* counters only */
 	C_GRANTED = NR_OPS, C_EINTR, C_ETIMEDOUT, C_EFAULT, C_CLOSED_WAITING,
 	C_CHILD_KILLED, C_MAPPED, C_EPERM_PARAMS, NR_COUNTERS,
@@ -47,7 +47,7 @@ enum {
 static const char *const op_names[NR_COUNTERS] = {
 	"open", "close", "dup", "attach", "acquire", "yield", "release",
 	"set_params", "get_info", "ioctl_random", "mmap", "map_ops", "fork",
-	"close_wait", "sysfs", "comm", "read_write",
+	"close_wait", "sysfs", "comm", "read_write", "mem",
 	"granted", "eintr", "etimedout", "efault", "closed_while_waiting",
 	"children_killed", "mapped", "set_params_eperm",
 };
@@ -57,12 +57,13 @@ static const unsigned int op_weight[NR_OPS] = {
 	[OP_ACQUIRE] = 12, [OP_YIELD] = 6, [OP_RELEASE] = 8,
 	[OP_SET_PARAMS] = 6, [OP_GET_INFO] = 5, [OP_IOCTL_RANDOM] = 10,
 	[OP_MMAP] = 6, [OP_MAP_OPS] = 6, [OP_FORK] = 2, [OP_CLOSE_WAIT] = 3,
-	[OP_SYSFS] = 5, [OP_COMM] = 1, [OP_RW] = 2,
+	[OP_SYSFS] = 5, [OP_COMM] = 1, [OP_RW] = 2, [OP_MEM] = 6,
 };
 
 static const unsigned long gs_cmds[] = {
 	GPUSCHED_IOC_ATTACH, GPUSCHED_IOC_ACQUIRE, GPUSCHED_IOC_RELEASE,
 	GPUSCHED_IOC_YIELD, GPUSCHED_IOC_SET_PARAMS, GPUSCHED_IOC_GET_INFO,
+	GPUSCHED_IOC_MEM_RESERVE, GPUSCHED_IOC_MEM_RETURN,
 };
 #define NR_CMDS	(sizeof(gs_cmds) / sizeof(gs_cmds[0]))
 
@@ -432,10 +433,13 @@ static void op_set_params(struct thr *t)
 	struct gpusched_params p = { 0 };
 	int fd = t->fds[gs_below(&t->rng, NFDS)], err, want, info;
 	__u32 w, cl, cap;
-	bool valid;
+	bool valid, mem_ok;
 	void *arg;
 
-	p.mask = gs_chance(&t->rng, 90) ? gs_below(&t->rng, 8) : gs_rnd(&t->rng);
+	p.mask = gs_chance(&t->rng, 90) ? gs_below(&t->rng, 16) : gs_rnd(&t->rng);
+	p.mem_limit = gs_chance(&t->rng, 4) ? 0 :
+		      gs_chance(&t->rng, 2) ? gs_below(&t->rng, 1ULL << 34) :
+					      gs_interesting(&t->rng);
 	p.weight = gs_chance(&t->rng, 70) ? 1 + gs_below(&t->rng, 200) :
 					    gs_interesting(&t->rng);
 	p.sched_class = gs_chance(&t->rng, 80) ? gs_below(&t->rng, 3) :
@@ -454,6 +458,13 @@ static void op_set_params(struct thr *t)
 	w = p.mask & GPUSCHED_PARAM_WEIGHT ? p.weight : ci.weight;
 	cl = p.mask & GPUSCHED_PARAM_CLASS ? p.sched_class : ci.sched_class;
 	cap = p.mask & GPUSCHED_PARAM_CAP ? p.cap_pct : ci.cap_pct;
+	/*
+	 * A limit may be set where there is none, or lowered. The clients
+	 * report no memory at ATTACH, so the GPU's knobs (which other
+	 * workers write) take no part in their limits.
+	 */
+	mem_ok = !(p.mask & GPUSCHED_PARAM_MEM_LIMIT) || !ci.mem_limit ||
+		 (p.mem_limit && p.mem_limit <= ci.mem_limit);
 	if (!valid)
 		want = -EFAULT;
 	else if (p.mask & ~GS_PARAM_MASK)
@@ -466,6 +477,8 @@ static void op_set_params(struct thr *t)
 		 cl > GPUSCHED_CLASS_MAX || cap > 100)
 		want = -EINVAL;
 	else if (!t->priv && !lowers(w, cl, cap, ci.weight, ci.sched_class, ci.cap_pct))
+		want = -EPERM;
+	else if (!t->priv && !mem_ok)
 		want = -EPERM;
 	else
 		want = 0;
@@ -480,6 +493,49 @@ static void op_set_params(struct thr *t)
 	    (ci.weight != w || ci.sched_class != cl || ci.cap_pct != cap))
 		gs_fail(t->w, "set_params: asked %u %u %u, GET_INFO says %u %u %u",
 			w, cl, cap, ci.weight, ci.sched_class, ci.cap_pct);
+	/* Without a total, the limit is the client's own. */
+	if (!err && (p.mask & GPUSCHED_PARAM_MEM_LIMIT) && !get_info(t, fd, &ci) &&
+	    ci.mem_limit != p.mem_limit)
+		gs_fail(t->w, "set_params: mem_limit %llu, GET_INFO says %llu",
+			(unsigned long long)p.mem_limit,
+			(unsigned long long)ci.mem_limit);
+}
+
+/*
+ * MEM_RESERVE or MEM_RETURN, good and bad: the errno contract. Forked
+ * children share the files, so amounts are not checked across calls;
+ * a refusal must leave the reservation where a retry can see it.
+ */
+static void op_mem(struct thr *t)
+{
+	bool reserve = gs_chance(&t->rng, 2);
+	struct gpusched_mem m = { 0 };
+	int fd = pick_fd(t), err;
+	bool valid;
+	void *arg;
+
+	m.bytes = gs_chance(&t->rng, 10) ? 0 :
+		  gs_chance(&t->rng, 2) ? gs_below(&t->rng, 1ULL << 32) :
+					  gs_interesting(&t->rng);
+	if (gs_chance(&t->rng, 8))
+		m.flags = gs_rnd(&t->rng);
+	if (gs_chance(&t->rng, 8))
+		m.reserved0 = gs_rnd(&t->rng);
+	if (gs_chance(&t->rng, 8))
+		m.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng) | 1;
+	arg = pick_arg(t, &m, sizeof(m), &valid);
+	err = xioctl(fd, reserve ? GPUSCHED_IOC_MEM_RESERVE :
+				   GPUSCHED_IOC_MEM_RETURN, arg);
+	if (!valid)
+		EXPECT_IN(t, "mem (bad pointer)", err, -EFAULT, -EBADF);
+	else if (m.flags)
+		EXPECT_IN(t, "mem (flags)", err, -EOPNOTSUPP, -EBADF);
+	else if (m.reserved0 || m.reserved[0] || m.reserved[1] || !m.bytes)
+		EXPECT_IN(t, "mem (reserved or 0)", err, -EINVAL, -EBADF);
+	else if (reserve)
+		EXPECT_IN(t, "mem_reserve", err, 0, -EDQUOT, -EINVAL, -ENOTCONN, -EBADF);
+	else
+		EXPECT_IN(t, "mem_return", err, 0, -EINVAL, -ENOTCONN, -EBADF);
 }
 
 static void op_get_info(struct thr *t)
@@ -853,7 +909,7 @@ static void op_sysfs(struct thr *t)
 {
 	static const char *const readable[] = {
 		"uuid", "nr_clients", "nr_waiting", "holder_pid", "grants",
-		"overruns", "held_ns",
+		"overruns", "held_ns", "mem_reserved",
 	};
 	static char big[2 * PAGE];	/* per process: contents do not matter */
 	char path[256], buf[PAGE];
@@ -941,6 +997,7 @@ static void *worker(void *arg)
 		case OP_CLOSE_WAIT: op_close_wait(t); break;
 		case OP_SYSFS: op_sysfs(t); break;
 		case OP_COMM: op_comm(t); break;
+		case OP_MEM: op_mem(t); break;
 		default: op_rw(t); break;
 		}
 		gs_count(i, 1);

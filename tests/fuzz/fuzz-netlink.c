@@ -79,6 +79,8 @@ static void check_gpu_attrs(struct nlw *t, const struct nlattr **tb)
 		{ GPUSCHED_A_GPU_STARVE_US, 1000, 60000000 },
 		{ GPUSCHED_A_GPU_WINDOW_US, 1000, 10000000 },
 		{ GPUSCHED_A_GPU_LATENCY_PCT, 0, 90 },
+		{ GPUSCHED_A_GPU_MEM_DEFAULT_PCT, 0, 100 },
+		{ GPUSCHED_A_GPU_MEM_RESERVE_MB, 0, 1U << 24 },
 		{ GPUSCHED_A_GPU_INDEX, 0, 63 },
 	};
 	unsigned int i;
@@ -137,6 +139,7 @@ static int attr_size(bool gpu, unsigned int type)
 		case GPUSCHED_A_GPU_GRANTS:
 		case GPUSCHED_A_GPU_OVERRUNS:
 		case GPUSCHED_A_GPU_HELD_NS:
+		case GPUSCHED_A_GPU_MEM_RESERVED:
 			return 8;
 		case GPUSCHED_A_GPU_PAD:
 			return -1;	/* never on x86_64 */
@@ -155,6 +158,10 @@ static int attr_size(bool gpu, unsigned int type)
 	case GPUSCHED_A_CLIENT_WAIT_NS_MAX:
 	case GPUSCHED_A_CLIENT_OVERRUNS:
 	case GPUSCHED_A_CLIENT_YIELDS:
+	case GPUSCHED_A_CLIENT_MEM_RESERVED:
+	case GPUSCHED_A_CLIENT_MEM_LIMIT:
+	case GPUSCHED_A_CLIENT_MEM_REFUSED:
+	case GPUSCHED_A_CLIENT_MEM_TOTAL:
 		return 8;
 	case GPUSCHED_A_CLIENT_PAD:
 		return -1;
@@ -230,6 +237,7 @@ static void check_error(struct nlw *t, const struct nlmsghdr *h, __u32 set_seq)
 		-EMSGSIZE, -ENOENT,
 		-EBUSY,		/* a second dump while one runs on the socket */
 		-ENOBUFS,	/* a dump into a tiny receive buffer */
+		-EAGAIN,	/* a GET_GPU reply that does not fit one */
 	};
 	unsigned int i;
 
@@ -355,6 +363,10 @@ static bool build_valid(struct nlw *t, struct gs_msg *m)
 			gs_msg_u32(m, GPUSCHED_A_GPU_WINDOW_US, knob_value(t, 1000, 1000000));
 		if (gs_chance(&t->rng, 30))
 			gs_msg_u32(m, GPUSCHED_A_GPU_LATENCY_PCT, knob_value(t, 0, 90));
+		if (gs_chance(&t->rng, 20))
+			gs_msg_u32(m, GPUSCHED_A_GPU_MEM_DEFAULT_PCT, knob_value(t, 0, 100));
+		if (gs_chance(&t->rng, 20))
+			gs_msg_u32(m, GPUSCHED_A_GPU_MEM_RESERVE_MB, knob_value(t, 0, 1U << 24));
 		return true;
 	default:
 		gs_msg_init(m, family, flags, GPUSCHED_CMD_SET_CLIENT, 1);
@@ -375,6 +387,13 @@ static bool build_valid(struct nlw *t, struct gs_msg *m)
 			gs_msg_u32(m, GPUSCHED_A_CLIENT_CLASS, knob_value(t, 0, 2));
 		if (gs_chance(&t->rng, 40))
 			gs_msg_u32(m, GPUSCHED_A_CLIENT_CAP_PCT, knob_value(t, 0, 100));
+		/* Both at once sometimes: EINVAL. */
+		if (gs_chance(&t->rng, 25))
+			gs_msg_u64(m, GPUSCHED_A_CLIENT_MEM_LIMIT,
+				   gs_chance(&t->rng, 50) ? gs_below(&t->rng, 1ULL << 34) :
+							    gs_interesting(&t->rng));
+		if (gs_chance(&t->rng, 25))
+			gs_msg_u32(m, GPUSCHED_A_CLIENT_MEM_LIMIT_PCT, knob_value(t, 1, 100));
 		return true;
 	}
 }

@@ -20,8 +20,9 @@
  * get control replies: whole messages whose last has GPUSCHED_CTL_F_DONE.
  *
  * Input: records of [op] [bytes...]; op bits 0-1: client, bits 2-3: kind
- * (0 request: [cmd selector] [len] [arg...], a selector from 0xf0 up
- * followed by a raw 4-byte command; 1 raw: [len] [bytes]; 2 tick;
+ * (0 request: [cmd selector] [len] [arg...], a selector below 0xe0 the
+ * token commands, 0xe0-0xef MEM_RESERVE (even) and MEM_RETURN (odd), from
+ * 0xf0 up followed by a raw 4-byte command; 1 raw: [len] [bytes]; 2 tick;
  * 3 disconnect and reconnect).
  */
 #include "../../daemon/arbiter.c"
@@ -235,6 +236,16 @@ static void read_replies(int i)
 				judge, i);
 			abort();
 		}
+		/* Memory: the errors the uapi header lists, nothing else. */
+		if ((cmd == GPUSCHED_IOC_MEM_RESERVE || cmd == GPUSCHED_IOC_MEM_RETURN) &&
+		    rep.ret && rep.ret != -EINVAL && rep.ret != -ENOTCONN &&
+		    rep.ret != -EOPNOTSUPP &&
+		    (rep.ret != -EDQUOT || cmd != GPUSCHED_IOC_MEM_RESERVE)) {
+			fprintf(stderr, "MEM_%s: %d\n",
+				cmd == GPUSCHED_IOC_MEM_RESERVE ? "RESERVE" : "RETURN",
+				rep.ret);
+			abort();
+		}
 		if (cmd == GPUSCHED_IOC_GET_INFO && rep.ret == 0) {
 			struct gpusched_client_info info;
 
@@ -260,6 +271,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const unsigned int cmds[] = {
 		GPUSCHED_IOC_ATTACH, GPUSCHED_IOC_ACQUIRE, GPUSCHED_IOC_RELEASE,
 		GPUSCHED_IOC_YIELD, GPUSCHED_IOC_SET_PARAMS, GPUSCHED_IOC_GET_INFO,
+	};
+	static const unsigned int mem_cmds[] = {
+		GPUSCHED_IOC_MEM_RESERVE, GPUSCHED_IOC_MEM_RETURN,
 	};
 	const uint8_t *p = data, *end = data + size;
 	int i;
@@ -287,8 +301,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct gpusched_wire_req req = { .magic = GPUSCHED_WIRE_MAGIC };
 			uint8_t sel = p < end ? *p++ : 0;
 
-			if (sel < 0xf0) {
+			if (sel < 0xe0) {
 				cmd = cmds[sel % 6];
+			} else if (sel < 0xf0) {
+				cmd = mem_cmds[sel & 1];
 			} else if (end - p >= 4) {
 				memcpy(&cmd, p, 4);
 				p += 4;

@@ -51,6 +51,7 @@ struct mclient {
 	uint32_t gpu, pid, uid, gid;
 	char comm[16];
 	uint32_t weight, class, cap;
+	uint64_t mem;			/* own memory limit; total always 0 */
 	uint32_t pset, plow;		/* POLICY_SET, POLICY_LOWERED */
 	/* for the rules */
 	char exe[64], cgroup[64], label[32];
@@ -210,6 +211,8 @@ static struct nl_msg *client_msg(const struct mclient *c, uint32_t seq,
 	if (M.marks) {
 		nla_put_u32(msg, GPUSCHED_A_CLIENT_POLICY_SET, c->pset);
 		nla_put_u32(msg, GPUSCHED_A_CLIENT_POLICY_LOWERED, c->plow);
+		nla_put_u64(msg, GPUSCHED_A_CLIENT_MEM_LIMIT, c->mem);
+		nla_put_u64(msg, GPUSCHED_A_CLIENT_MEM_TOTAL, 0);
 	}
 	return msg;
 }
@@ -342,6 +345,7 @@ static void set_client(const struct nlmsghdr *nlh, struct nlattr **tb,
 {
 	struct mclient *c;
 	uint32_t mask = 0, policy = 0, w = 0, cl = 0, cap = 0;
+	uint64_t mem = 0;
 
 	/* gpuschedd sets by id, never by pid. */
 	if (!tb[GPUSCHED_A_CLIENT_ID] || tb[GPUSCHED_A_CLIENT_PID])
@@ -364,6 +368,13 @@ static void set_client(const struct nlmsghdr *nlh, struct nlattr **tb,
 		if (cap > 100)
 			abort();
 	}
+	/* No client reports memory: gpuschedd sends no percentage. */
+	if (tb[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT])
+		abort();
+	if (tb[GPUSCHED_A_CLIENT_MEM_LIMIT]) {
+		mask |= GPUSCHED_PARAM_MEM_LIMIT;
+		mem = nla_get_u64(tb[GPUSCHED_A_CLIENT_MEM_LIMIT]);
+	}
 	if (!mask)
 		abort();
 	if (tb[GPUSCHED_A_CLIENT_POLICY_SET]) {
@@ -385,6 +396,8 @@ static void set_client(const struct nlmsghdr *nlh, struct nlattr **tb,
 		c->class = cl;
 	if (mask & GPUSCHED_PARAM_CAP)
 		c->cap = cap;
+	if (mask & GPUSCHED_PARAM_MEM_LIMIT)
+		c->mem = mem;
 	c->pset = (c->pset & ~mask) | (policy & mask);
 	c->plow &= ~mask;
 	ack(d, nlh, 0);
@@ -627,12 +640,17 @@ static void check_attached(const struct mclient *c)
 	gs_proc_release(&p);
 	if (r)
 		want = r->set;
+	/* Clients report no memory: a limit in percent is dropped. */
+	if (want.mem_limit & GS_MEM_PCT_FLAG)
+		want.mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
 	if (((want.mask & GPUSCHED_PARAM_WEIGHT) ? want.weight :
 	     GPUSCHED_WEIGHT_DEFAULT) != c->weight ||
 	    ((want.mask & GPUSCHED_PARAM_CLASS) ? want.sched_class :
 	     GPUSCHED_CLASS_NORMAL) != c->class ||
 	    ((want.mask & GPUSCHED_PARAM_CAP) ? want.cap_pct :
 	     GPUSCHED_CAP_NONE) != c->cap ||
+	    (M.marks && ((want.mask & GPUSCHED_PARAM_MEM_LIMIT) ? want.mem_limit :
+			 GPUSCHED_MEM_LIMIT_NONE) != c->mem) ||
 	    (M.marks && c->pset != (want.mask & GS_PARAM_MASK))) {
 		fprintf(stderr, "client %llu attached: %u %u %u marks %u, rule %s\n",
 			(unsigned long long)c->id, c->weight, c->class, c->cap,
@@ -718,7 +736,7 @@ static void own_change(struct mclient *c)
 		v %= GPUSCHED_CLASS_MAX + 1;
 	else
 		v %= 101;
-	if (!priv && !lower_or_equal(bit, v, *f))
+	if (!priv && !lower_or_equal(bit, v, *f, 0))
 		return;		/* EPERM */
 	*f = v;
 	if (priv) {
@@ -796,14 +814,18 @@ static void check(const struct mclient *before, bool restart)
 		gs_proc_release(&p);
 		if (r)
 			want = r->set;
+		if (want.mem_limit & GS_MEM_PCT_FLAG)
+			want.mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
 		bv = (struct gpusched_params){ .weight = b->weight,
-					       .sched_class = b->class, .cap_pct = b->cap };
+					       .sched_class = b->class, .cap_pct = b->cap,
+					       .mem_limit = b->mem };
 		av = (struct gpusched_params){ .weight = a->weight,
-					       .sched_class = a->class, .cap_pct = a->cap };
+					       .sched_class = a->class, .cap_pct = a->cap,
+					       .mem_limit = a->mem };
 		for (bit = 1; bit & GS_PARAM_MASK; bit <<= 1) {
-			uint32_t was = param_get(&bv, bit), is = param_get(&av, bit);
-			uint32_t target = param_get(want.mask & bit ? &want : &def, bit);
-			uint32_t expect;
+			uint64_t was = param_get(&bv, bit), is = param_get(&av, bit);
+			uint64_t target = param_get(want.mask & bit ? &want : &def, bit);
+			uint64_t expect;
 
 			if (!M.marks) {
 				/* Only what this daemon set is known. */
@@ -813,7 +835,7 @@ static void check(const struct mclient *before, bool restart)
 					expect = was;
 				else
 					continue;
-			} else if ((b->plow & bit) && lower_or_equal(bit, was, target)) {
+			} else if ((b->plow & bit) && lower_or_equal(bit, was, target, 0)) {
 				expect = was;
 			} else if ((want.mask & bit) || ((b->pset | b->plow) & bit)) {
 				expect = target;
@@ -822,9 +844,11 @@ static void check(const struct mclient *before, bool restart)
 			}
 			S.fields++;
 			if (is != expect) {
-				fprintf(stderr, "client %llu field %u: %u, want %u (was %u, marks %u/%u, rule %s)\n",
-					(unsigned long long)a->id, bit, is, expect,
-					was, b->pset, b->plow, r ? r->name : "none");
+				fprintf(stderr, "client %llu field %u: %llu, want %llu (was %llu, marks %u/%u, rule %s)\n",
+					(unsigned long long)a->id, bit,
+					(unsigned long long)is, (unsigned long long)expect,
+					(unsigned long long)was, b->pset, b->plow,
+					r ? r->name : "none");
 				abort();
 			}
 		}

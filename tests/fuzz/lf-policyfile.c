@@ -36,7 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (p->mask & GPUSCHED_PARAM_WEIGHT &&
 		     (p->weight < GPUSCHED_WEIGHT_MIN || p->weight > GPUSCHED_WEIGHT_MAX)) ||
 		    (p->mask & GPUSCHED_PARAM_CLASS && p->sched_class > GPUSCHED_CLASS_MAX) ||
-		    (p->mask & GPUSCHED_PARAM_CAP && p->cap_pct > 100))
+		    (p->mask & GPUSCHED_PARAM_CAP && p->cap_pct > 100) ||
+		    /* bytes below the percent flag, or 1..100 percent */
+		    (p->mask & GPUSCHED_PARAM_MEM_LIMIT &&
+		     (p->mem_limit & GS_MEM_PCT_FLAG) &&
+		     ((p->mem_limit & ~GS_MEM_PCT_FLAG) < 1 ||
+		      (p->mem_limit & ~GS_MEM_PCT_FLAG) > 100)))
 			abort();
 	}
 	for (i = 0; i <= pol->nr_gpus; i++) {
