@@ -120,7 +120,7 @@ TEST_F(marks, bad_masks_are_refused_and_change_nothing)
 	struct nlt_msg m;
 
 	ASSERT_EQ(0, set(&self->t, self->id, 250, -1, -1, W));
-	EXPECT_EQ(-EOPNOTSUPP, set(&self->t, self->id, 120, -1, -1, W | 8));
+	EXPECT_EQ(-EOPNOTSUPP, set(&self->t, self->id, 120, -1, -1, W | 16));
 	EXPECT_EQ(GPUSCHED_A_CLIENT_POLICY_SET, self->t.bad_attr);
 	EXPECT_EQ(-EINVAL, set(&self->t, self->id, 120, -1, -1, W | C));
 	EXPECT_EQ(GPUSCHED_A_CLIENT_POLICY_SET, self->t.bad_attr);

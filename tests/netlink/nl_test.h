@@ -27,6 +27,7 @@ enum nl_test_gpu {
 	NL_GPU_CTL,
 	NL_GPU_DAEMON_KILL,
 	NL_GPU_MARKS,
+	NL_GPU_MEM,
 };
 
 #ifndef SOL_NETLINK

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuschedd in netlink mode and device memory: the policy file's memory
+ * knobs reach the module, a rule's mem_limit in percent is resolved by the
+ * module against what each client reported (SET_CLIENT's MEM_LIMIT_PCT),
+ * one in bytes is given as is, a client that reported no memory gets the
+ * rest of a percent rule, and gpuschedctl shows and sets limits.
+ *
+ * The clients are children that drop to the uid a rule matches, attach
+ * reporting TOTAL bytes (or none) and wait for what the rule gives.
+ */
+#include "nl_test.h"
+
+#define CONF	"/tmp/gpuschedd-mem.conf"
+#define LOG	"/tmp/gpuschedd-mem.log"
+#define GIB	(1ull << 30)
+#define TOTAL	(8 * GIB)
+
+FIXTURE(mem) {
+	int fd;			/* creates the GPU before the daemon starts */
+	int gpu;
+	pid_t daemon;
+};
+
+static void write_conf(const char *uuid)
+{
+	FILE *f = fopen(CONF, "w");
+
+	if (!f)
+		return;
+	fprintf(f,
+		"[gpu %s]\n"
+		"mem_reserve_mb = 1024\n"
+		"[rule quarter]\n"
+		"user = 4321\n"
+		"mem_limit = 25%%\n"
+		"[rule fixed]\n"
+		"user = 4322\n"
+		"weight = 50\n"
+		"mem_limit = 1G\n"
+		"[rule half]\n"
+		"user = 4323\n"
+		"weight = 40\n"
+		"mem_limit = 50%%\n", uuid);
+	fclose(f);
+}
+
+/*
+ * A child as @uid, attached reporting @total bytes: waits up to 5 s for
+ * weight @weight and limit @limit, then holds the client until its parent
+ * closes @hold (the read end's other side). Exit 0 if it saw them.
+ */
+static pid_t client_as(uid_t uid, __u64 total, __u32 weight, __u64 limit,
+		       int hold[2])
+{
+	pid_t pid;
+
+	if (pipe(hold))
+		return -1;
+	pid = gs_fork();
+	if (pid == 0) {
+		struct gpusched_attach at = { .mem_total = total };
+		struct gpusched_client_info ci;
+		bool seen;
+		char c;
+		int fd;
+
+		close(hold[1]);
+		if (nlt_drop_privileges(uid, uid))
+			_exit(2);
+		fd = gs_open();
+		gs_uuid(at.uuid, NL_GPU_MEM);
+		if (fd < 0 || gs_ioctl(fd, GPUSCHED_IOC_ATTACH, &at))
+			_exit(3);
+		seen = gs_wait_until(!gs_info(fd, &ci) && ci.weight == weight &&
+				     ci.mem_limit == limit, 5000);
+		if (!seen)
+			fprintf(stderr, "uid %u: weight %u limit %llu, want %u %llu\n",
+				uid, ci.weight, (unsigned long long)ci.mem_limit,
+				weight, (unsigned long long)limit);
+		while (read(hold[0], &c, 1) > 0)
+			;
+		_exit(seen ? 0 : 1);
+	}
+	close(hold[0]);
+	return pid;
+}
+
+FIXTURE_SETUP(mem)
+{
+	__u8 u[GPUSCHED_UUID_LEN];
+	char uuid[48];
+
+	if (access(NL_GPUSCHEDD, X_OK))
+		SKIP(return, "%s is not in the VM", NL_GPUSCHEDD);
+	self->fd = gs_open_attached(NL_GPU_MEM);
+	ASSERT_LE(0, self->fd);
+	self->gpu = gs_gpu_index(self->fd);
+	ASSERT_LE(0, self->gpu);
+	ASSERT_EQ(0, gs_gpu_write(self->gpu, "mem_reserve_mb", "0\n"));
+	gs_uuid(u, NL_GPU_MEM);
+	snprintf(uuid, sizeof(uuid),
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+	write_conf(uuid);
+	unlink(LOG);
+	self->daemon = nlt_daemon_start(CONF, LOG, NULL);
+	ASSERT_LE(0, self->daemon);
+	ASSERT_TRUE(gs_wait_until(gs_gpu_read(self->gpu, "mem_reserve_mb") == 1024,
+				  10000))
+		TH_LOG("the daemon did not set the GPU's mem_reserve_mb; see %s", LOG);
+}
+
+FIXTURE_TEARDOWN(mem)
+{
+	if (!_metadata->passed)
+		nlt_show_file(LOG);
+	if (self->daemon > 0) {
+		kill(self->daemon, SIGTERM);
+		gs_wait(self->daemon);
+	}
+	if (self->fd >= 0)
+		close(self->fd);
+	gs_gpu_write(self->gpu, "mem_reserve_mb", "0\n");
+}
+
+TEST_F(mem, rules_give_limits_in_bytes_and_percent)
+{
+	int quarter[2], fixed[2], half[2], none[2];
+	pid_t pq, pf, ph, pn;
+
+	/* 25% of 8 GiB, within the 7 GiB the reserve leaves. */
+	pq = client_as(4321, TOTAL, GPUSCHED_WEIGHT_DEFAULT, 2 * GIB, quarter);
+	pf = client_as(4322, TOTAL, 50, GIB, fixed);
+	/* 50% of nothing: the weight of the rule, no limit from it. */
+	ph = client_as(4323, 0, 40, 0, half);
+	/* No rule: the reserve alone bounds it. */
+	pn = client_as(4324, TOTAL, GPUSCHED_WEIGHT_DEFAULT, 7 * GIB, none);
+	ASSERT_LT(0, pq);
+	ASSERT_LT(0, pf);
+	ASSERT_LT(0, ph);
+	ASSERT_LT(0, pn);
+	close(quarter[1]);
+	close(fixed[1]);
+	close(half[1]);
+	close(none[1]);
+	EXPECT_EQ(0, gs_wait(pq));
+	EXPECT_EQ(0, gs_wait(pf));
+	EXPECT_EQ(0, gs_wait(ph));
+	EXPECT_EQ(0, gs_wait(pn));
+}
+
+/* Run gpuschedctl with @args (a shell word list); its exit status. */
+static int ctl(const char *args, const char *out)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s %s >%s 2>&1", NL_GPUSCHEDCTL, args, out);
+	return WEXITSTATUS(system(cmd));
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+	char buf[16384];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, needle);
+}
+
+TEST_F(mem, gpuschedctl_sets_and_shows_limits)
+{
+	struct gpusched_client_info ci;
+	char args[128], want[128];
+	int hold[2];
+	pid_t pid;
+
+	if (access(NL_GPUSCHEDCTL, X_OK))
+		SKIP(return, "%s is not in the VM", NL_GPUSCHEDCTL);
+	/* A client of the fixed rule: 1 GiB, then 512 MiB by hand. */
+	pid = client_as(4322, TOTAL, 50, GIB, hold);
+	ASSERT_LT(0, pid);
+	snprintf(args, sizeof(args), "--json clients -i 0 -g %d", self->gpu);
+	ASSERT_TRUE(gs_wait_until(!ctl(args, "/tmp/gs-mem-ctl.json") &&
+				  file_has("/tmp/gs-mem-ctl.json", "\"mem_limit\":1073741824"),
+				  5000));
+	snprintf(want, sizeof(want), "\"pid\":%d", pid);
+	EXPECT_TRUE(file_has("/tmp/gs-mem-ctl.json", want));
+	EXPECT_TRUE(file_has("/tmp/gs-mem-ctl.json", "\"mem_total\":8589934592"));
+	snprintf(args, sizeof(args), "set client %d mem_limit=512M", pid);
+	EXPECT_EQ(0, ctl(args, "/tmp/gs-mem-ctl.out"));
+	snprintf(args, sizeof(args), "--json clients -i 0 -g %d", self->gpu);
+	EXPECT_EQ(0, ctl(args, "/tmp/gs-mem-ctl.json"));
+	EXPECT_TRUE(file_has("/tmp/gs-mem-ctl.json", "\"mem_limit\":536870912"));
+	/* In percent of what it reported, resolved by the module. */
+	snprintf(args, sizeof(args), "set client %d mem_limit=50%%", pid);
+	EXPECT_EQ(0, ctl(args, "/tmp/gs-mem-ctl.out"));
+	EXPECT_EQ(0, ctl("--json clients -i 0", "/tmp/gs-mem-ctl.json"));
+	EXPECT_TRUE(file_has("/tmp/gs-mem-ctl.json", "\"mem_limit\":4294967296"));
+	/* Our own client reported nothing: a percentage is refused. */
+	snprintf(args, sizeof(args), "set client %d mem_limit=50%%", getpid());
+	EXPECT_EQ(1, ctl(args, "/tmp/gs-mem-ctl.out"));
+	EXPECT_TRUE(file_has("/tmp/gs-mem-ctl.out", "no device memory"))
+		nlt_show_file("/tmp/gs-mem-ctl.out");
+	ASSERT_EQ(0, gs_info(self->fd, &ci));
+	EXPECT_EQ(0, ci.mem_limit);	/* reported none: the reserve does not apply */
+	close(hold[1]);
+	EXPECT_EQ(0, gs_wait(pid));
+}
+
+TEST_HARNESS_MAIN
