@@ -117,8 +117,9 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p);
 int gs_client_info(struct gs_client *c, struct gpusched_client_info *info);
 struct gs_gpu *gs_client_gpu(struct gs_client *c);
 int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask);
-void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s);
 struct pid_namespace;
+void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s,
+		  struct pid_namespace *ns);
 pid_t gs_pid_nr(struct pid *pid, struct pid_namespace *ns);
 struct gs_gpu *gs_gpu_by_index(unsigned int index);
 struct gs_gpu *gs_gpu_next(unsigned int index);

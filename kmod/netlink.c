@@ -9,6 +9,7 @@
 #include <linux/user_namespace.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 #include "gs.h"
 
 /*
@@ -61,14 +62,15 @@ static const struct nla_policy gs_set_client_policy[GPUSCHED_A_CLIENT_MAX + 1] =
 
 static struct genl_family gs_family;
 
-static int gs_put_gpu(struct sk_buff *skb, struct gs_gpu *gpu, u32 portid,
-		      u32 seq, int flags)
+/* The holder's pid is given as seen from @ns. */
+static int gs_put_gpu(struct sk_buff *skb, struct gs_gpu *gpu,
+		      struct pid_namespace *ns, u32 portid, u32 seq, int flags)
 {
 	struct gs_gpu_state st;
 	void *hdr;
 	int i;
 
-	gs_gpu_state(gpu, &st);
+	gs_gpu_state(gpu, &st, ns);
 	hdr = genlmsg_put(skb, portid, seq, &gs_family, flags,
 			  GPUSCHED_CMD_GET_GPU);
 	if (!hdr)
@@ -124,14 +126,52 @@ static int gs_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(gpu))
 		return PTR_ERR(gpu);
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	err = msg ? gs_put_gpu(msg, gpu, info->snd_portid, info->snd_seq, 0) :
-		    -ENOMEM;
+	err = msg ? gs_put_gpu(msg, gpu, task_active_pid_ns(current),
+			       info->snd_portid, info->snd_seq, 0) : -ENOMEM;
 	gs_gpu_put(gpu);
 	if (err) {
 		nlmsg_free(msg);
 		return err;
 	}
 	return genlmsg_reply(msg, info);
+}
+
+/*
+ * Pids in a reply are those of the pid namespace of the process that sent
+ * the request: a socket records none, and the kernel gives a pid as seen
+ * by the task it is given to (SCM_CREDENTIALS, SO_PEERCRED, taskstats).
+ * The rest of a dump is built in whichever process calls recvmsg(), so the
+ * sender's namespace is kept in cb->args[GS_DUMP_PIDNS] from the dump's
+ * start to its end: one dump, one numbering.
+ */
+enum { GS_DUMP_PIDNS = 5 };
+
+static int gs_nl_dump_start(struct netlink_callback *cb)
+{
+	cb->args[GS_DUMP_PIDNS] =
+		(long)get_pid_ns(task_active_pid_ns(current));
+	return 0;
+}
+
+static int gs_nl_dump_done(struct netlink_callback *cb)
+{
+	put_pid_ns((struct pid_namespace *)cb->args[GS_DUMP_PIDNS]);
+	return 0;
+}
+
+static struct pid_namespace *gs_dump_pid_ns(struct netlink_callback *cb)
+{
+	return (struct pid_namespace *)cb->args[GS_DUMP_PIDNS];
+}
+
+/*
+ * Uids and gids are those of the socket's user namespace, its opener's, as
+ * the kernel's socket diagnostics give them: fixed for the socket's life,
+ * whoever uses it.
+ */
+static struct user_namespace *gs_nl_user_ns(struct sk_buff *skb)
+{
+	return sk_user_ns(NETLINK_CB(skb).sk);
 }
 
 /* cb->args[0]: lowest index of the GPUs still to dump. */
@@ -141,7 +181,8 @@ static int gs_nl_get_gpu_dumpit(struct sk_buff *skb, struct netlink_callback *cb
 	int err;
 
 	while ((gpu = gs_gpu_next(cb->args[0]))) {
-		err = gs_put_gpu(skb, gpu, NETLINK_CB(cb->skb).portid,
+		err = gs_put_gpu(skb, gpu, gs_dump_pid_ns(cb),
+				 NETLINK_CB(cb->skb).portid,
 				 cb->nlh->nlmsg_seq, NLM_F_MULTI);
 		cb->args[0] = gpu->index + (err ? 0 : 1);
 		gs_gpu_put(gpu);
@@ -247,7 +288,8 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb)
 {
 	struct nlattr *filter = gs_dump_attrs(cb)[GPUSCHED_A_CLIENT_GPU];
-	struct pid_namespace *ns = task_active_pid_ns(current);
+	struct user_namespace *user_ns = gs_nl_user_ns(cb->skb);
+	struct pid_namespace *ns = gs_dump_pid_ns(cb);
 	struct gs_gpu *gpu;
 	bool full = false;
 
@@ -276,7 +318,7 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 				continue;
 			pid = gs_pid_nr(c->pid, ns);	/* 0 once exited */
 			gs_client_snap(gpu, c, &s, now);
-			if (gs_put_client(skb, &s, pid, current_user_ns(),
+			if (gs_put_client(skb, &s, pid, user_ns,
 					  GPUSCHED_CMD_GET_CLIENT,
 					  NETLINK_CB(cb->skb).portid,
 					  cb->nlh->nlmsg_seq, NLM_F_MULTI)) {
@@ -406,7 +448,9 @@ static const struct genl_ops gs_nl_ops[] = {
 	{
 		.cmd = GPUSCHED_CMD_GET_GPU,
 		.doit = gs_nl_get_gpu_doit,
+		.start = gs_nl_dump_start,
 		.dumpit = gs_nl_get_gpu_dumpit,
+		.done = gs_nl_dump_done,
 		.policy = gs_get_gpu_policy,
 		.maxattr = GPUSCHED_A_GPU_MAX,
 	},
@@ -419,7 +463,9 @@ static const struct genl_ops gs_nl_ops[] = {
 	},
 	{
 		.cmd = GPUSCHED_CMD_GET_CLIENT,
+		.start = gs_nl_dump_start,
 		.dumpit = gs_nl_get_client_dumpit,
+		.done = gs_nl_dump_done,
 		.policy = gs_get_client_policy,
 		.maxattr = GPUSCHED_A_CLIENT_MAX,
 	},

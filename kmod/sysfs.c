@@ -7,6 +7,7 @@
 #include <linux/kobject.h>
 #include <linux/ktime.h>
 #include <linux/pid.h>
+#include <linux/pid_namespace.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include "gs.h"
@@ -33,7 +34,7 @@ static ssize_t name##_show(struct kobject *kobj,			\
 {									\
 	struct gs_gpu_state s;						\
 									\
-	gs_gpu_state(to_gpu(kobj), &s);					\
+	gs_gpu_state(to_gpu(kobj), &s, task_active_pid_ns(current));	\
 	return sysfs_emit(buf, fmt "\n", s.name);			\
 }									\
 static struct kobj_attribute name##_attr = __ATTR_RO(name)
@@ -50,7 +51,7 @@ static ssize_t holder_pid_show(struct kobject *kobj,
 {
 	struct gs_gpu_state s;
 
-	gs_gpu_state(to_gpu(kobj), &s);
+	gs_gpu_state(to_gpu(kobj), &s, task_active_pid_ns(current));
 	return sysfs_emit(buf, "%d\n", s.holder);
 }
 
@@ -74,7 +75,7 @@ static ssize_t gs_knob_show(struct kobject *kobj, struct kobj_attribute *attr,
 	struct gs_knob_attr *k = container_of(attr, struct gs_knob_attr, attr);
 	struct gs_gpu_state s;
 
-	gs_gpu_state(to_gpu(kobj), &s);
+	gs_gpu_state(to_gpu(kobj), &s, task_active_pid_ns(current));
 	return sysfs_emit(buf, "%u\n",
 			  gs_pol_knob_get(&s.params, &gs_pol_knobs[k->id]));
 }

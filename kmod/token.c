@@ -392,13 +392,13 @@ pid_t gs_pid_nr(struct pid *pid, struct pid_namespace *ns)
  * gs_gpu_state() - a snapshot of a GPU's knobs and counters
  * @gpu: the token
  * @s: filled in, under the token's lock
+ * @ns: the pid namespace of whoever reads it
  *
- * The holder's pid is given in the caller's pid namespace (0: free, not
- * visible, or exited).
+ * The holder's pid is given in @ns (0: free, not visible there, or exited).
  */
-void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s)
+void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s,
+		  struct pid_namespace *ns)
 {
-	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct gs_pol_client *h;
 
 	spin_lock_bh(&gpu->lock);

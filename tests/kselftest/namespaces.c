@@ -3,9 +3,13 @@
  * What Documentation/security.md says about namespaces:
  * - a process in a new pid namespace lists only the clients it can see,
  *   under the pids it knows them by, and does not see a holder outside;
+ * - a dump gives pids in the pid namespace of the process that sent the
+ *   request, to its end, whoever reads the rest of it;
  * - root in a new user namespace is an ordinary user to gpusched: it may
  *   lower its share but not raise it, and netlink writes and the events
  *   group are refused;
+ * - uids are given in the user namespace of the netlink socket's opener,
+ *   whoever uses the socket (after unshare(), or passed with SCM_RIGHTS);
  * - the netlink family does not exist in another network namespace.
  */
 #include <sched.h>
@@ -14,49 +18,88 @@
 
 static unsigned char rx[GS_NL_BUF];
 
-/* Client pids listed by a GET_CLIENT dump of @gpu; their number or -errno. */
-static int dump_pids(int gpu, __u32 *pids, int max)
+/*
+ * A GET_CLIENT dump of @gpu sent on @fd: 0 or -errno. The family is looked
+ * up on a socket of its own, so that @fd has received nothing yet and the
+ * kernel sizes the dump's first message for a reader it does not know
+ * (a page), not for the buffer of an earlier recv().
+ */
+static int dump_request(int fd, int gpu)
 {
-	const struct nlattr *tb[GPUSCHED_A_CLIENT_MAX + 1];
-	struct gs_msg *m = calloc(1, sizeof(*m));
-	int fd = gs_nl_open(), family, n = 0, err;
+	struct gs_msg *m;
+	int family, err, lookup = gs_nl_open();
 	__u32 grp;
 
-	if (fd < 0)
-		return fd;
-	family = gs_nl_family(fd, &grp);
-	if (family < 0) {
-		close(fd);
+	if (lookup < 0)
+		return lookup;
+	family = gs_nl_family(lookup, &grp);
+	close(lookup);
+	if (family < 0)
 		return family;
-	}
+	m = calloc(1, sizeof(*m));
 	gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_DUMP,
 		    GPUSCHED_CMD_GET_CLIENT, GPUSCHED_GENL_VERSION);
 	gs_msg_u32(m, GPUSCHED_A_CLIENT_GPU, gpu);
 	err = gs_nl_send(fd, m->b, m->len);
 	free(m);
-	while (!err) {
+	return err;
+}
+
+/*
+ * The clients of the dump sent on @fd, read to its end: their pids and
+ * uids (either may be NULL), their number or -errno. @first: the number
+ * in the first recv(), if not NULL.
+ */
+static int dump_read(int fd, __u32 *pids, __u32 *uids, int max, int *first)
+{
+	const struct nlattr *tb[GPUSCHED_A_CLIENT_MAX + 1];
+	int n = 0, err = 0, reads = 0;
+
+	for (;;) {
 		const struct nlmsghdr *h = (const void *)rx;
 		ssize_t len = gs_nl_recv(fd, rx, sizeof(rx), 5000);
 
-		if (len <= 0) {
-			err = len ? len : -ETIMEDOUT;
-			break;
-		}
+		if (len <= 0)
+			return len ? len : -ETIMEDOUT;
+		if (first && reads++ == 1)
+			*first = n;
 		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 			if (h->nlmsg_type == NLMSG_DONE)
-				goto out;
+				return n;
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				err = ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
-				goto out;
+				return err ? err : n;
 			}
-			if (gs_nl_attrs(h, tb, GPUSCHED_A_CLIENT_MAX) &&
-			    tb[GPUSCHED_A_CLIENT_PID] && n < max)
-				pids[n++] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]);
+			if (!gs_nl_attrs(h, tb, GPUSCHED_A_CLIENT_MAX) ||
+			    !tb[GPUSCHED_A_CLIENT_PID] || !tb[GPUSCHED_A_CLIENT_UID])
+				return -EBADMSG;
+			if (n < max && pids)
+				pids[n] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]);
+			if (n < max && uids)
+				uids[n] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_UID]);
+			n++;
 		}
 	}
-out:
+}
+
+/* A GET_CLIENT dump of @gpu on @fd: see dump_read(). */
+static int dump_on(int fd, int gpu, __u32 *pids, __u32 *uids, int max)
+{
+	int err = dump_request(fd, gpu);
+
+	return err ? err : dump_read(fd, pids, uids, max, NULL);
+}
+
+/* Client pids listed by a GET_CLIENT dump of @gpu; their number or -errno. */
+static int dump_pids(int gpu, __u32 *pids, int max)
+{
+	int fd = gs_nl_open(), n;
+
+	if (fd < 0)
+		return fd;
+	n = dump_on(fd, gpu, pids, NULL, max);
 	close(fd);
-	return err ? err : n;
+	return n;
 }
 
 /* A SET_GPU of @gpu's grace time: the kernel's answer. */
@@ -211,6 +254,170 @@ TEST_F(ns, user_namespace_root_is_unprivileged)
 		_exit(in_new_userns(self->gpu));
 	}
 	EXPECT_EQ(0, gs_wait(pid));
+}
+
+/* Pass @fd over the Unix socket @sock (SCM_RIGHTS): 0 or -errno. */
+static int send_fd(int sock, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u = {};
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.b, .msg_controllen = sizeof(u.b),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &mh, 0) == 1 ? 0 : -errno;
+}
+
+/* The file passed over @sock, or -errno. */
+static int recv_fd(int sock)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u = {};
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.b, .msg_controllen = sizeof(u.b),
+	};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &mh, 0) != 1)
+		return -EIO;
+	c = CMSG_FIRSTHDR(&mh);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -EBADMSG;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* The uid that a dump on @fd gives the only client of @gpu, or -errno. */
+static long long only_uid(int fd, int gpu)
+{
+	__u32 uid;
+	int n = dump_on(fd, gpu, NULL, &uid, 1);
+
+	return n < 0 ? n : n == 1 ? uid : -E2BIG;
+}
+
+/*
+ * Root outside, uid 1000 inside: root's client is listed under 1000 on a
+ * socket opened inside, and under 0 on one opened outside, whoever reads.
+ */
+static int in_mapped_userns(int gpu, int outside, int sock)
+{
+	int inside;
+
+	CHECK(gs_sysfs_write_path("/proc/self/setgroups", "deny") == 0);
+	CHECK(gs_sysfs_write_path("/proc/self/uid_map", "1000 0 1") == 0);
+	CHECK(gs_sysfs_write_path("/proc/self/gid_map", "1000 0 1") == 0);
+	CHECK(getuid() == 1000);
+	inside = gs_nl_open();
+	CHECK(inside >= 0);
+	CHECK(only_uid(inside, gpu) == 1000);
+	/* Opened before unshare(), used after it: the socket's namespace. */
+	CHECK(only_uid(outside, gpu) == 0);
+	/* And the other way round: to the parent, outside. */
+	CHECK(send_fd(sock, inside) == 0);
+	close(inside);
+	return 0;
+}
+
+TEST_F(ns, uids_in_the_sockets_user_namespace)
+{
+	int sv[2], outside, passed;
+	pid_t pid;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	outside = gs_nl_open();
+	ASSERT_LE(0, outside);
+	EXPECT_EQ(0, only_uid(outside, self->gpu));
+
+	pid = gs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(sv[0]);
+		if (unshare(CLONE_NEWUSER))
+			_exit(250);
+		_exit(in_mapped_userns(self->gpu, outside, sv[1]));
+	}
+	close(sv[1]);
+	passed = recv_fd(sv[0]);
+	EXPECT_EQ(0, gs_wait(pid));
+	ASSERT_LE(0, passed);
+	/* Opened inside the child's namespace, read by root outside. */
+	EXPECT_EQ(1000, only_uid(passed, self->gpu));
+	close(passed);
+	close(sv[0]);
+	close(outside);
+}
+
+#define NS_MANY 64
+
+/*
+ * Read, in a new pid namespace, the rest of a dump that @parent sent:
+ * every client is still listed under @parent's pid in @parent's namespace.
+ */
+static int read_in_new_pidns(int fd, pid_t parent, int clients)
+{
+	static __u32 pids[NS_MANY + 8];
+	int n, i, first = -1;
+
+	CHECK(getpid() == 1);
+	n = dump_read(fd, pids, NULL, NS_MANY + 8, &first);
+	CHECK(n == clients);
+	/* The sender built the first message; the rest were built here. */
+	CHECK(first > 0 && first < clients);
+	for (i = 0; i < n; i++)
+		CHECK(pids[i] == (__u32)parent);
+	return 0;
+}
+
+TEST_F(ns, dump_in_the_senders_pid_namespace)
+{
+	int fds[NS_MANY], fd, i;
+	pid_t pid, me = getpid();
+
+	for (i = 0; i < NS_MANY; i++) {
+		fds[i] = gs_open_attached(GS_GPU_NAMESPACES);
+		ASSERT_LE(0, fds[i]);
+	}
+	fd = gs_nl_open();
+	ASSERT_LE(0, fd);
+	/*
+	 * Sent here: the first message is built at once, in this process,
+	 * and the rest (more clients than one message holds) when the child
+	 * reads them, from a pid namespace where none of them is visible.
+	 */
+	ASSERT_EQ(0, dump_request(fd, self->gpu));
+	pid = gs_fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(250);
+		inner = fork();
+		if (inner == 0)
+			_exit(read_in_new_pidns(fd, me, NS_MANY + 1));
+		_exit(inner < 0 ? 251 : gs_wait(inner));
+	}
+	EXPECT_EQ(0, gs_wait(pid));
+	close(fd);
+	for (i = 0; i < NS_MANY; i++)
+		close(fds[i]);
 }
 
 TEST_F(ns, family_only_in_the_initial_network_namespace)

@@ -159,8 +159,11 @@
  * ---------------------------------
  * Version GPUSCHED_GENL_VERSION. Reads need no privilege; every command that
  * changes state needs CAP_NET_ADMIN (GENL_ADMIN_PERM), and so does joining
- * the "events" multicast group. Pids are given and reported in the caller's
- * pid namespace; clients not visible there are not listed. Unknown
+ * the "events" multicast group. Pids are given and reported in the pid
+ * namespace of the process that sent the request, for a whole dump however
+ * many processes read it; clients not visible there are not listed. Uids
+ * and gids are reported in the user namespace of the socket's opener,
+ * whoever uses the socket. Unknown
  * attributes (and those of another command), wrong types and out-of-range
  * values are rejected (strict validation, one policy per command) with an
  * extended ack naming the attribute.
@@ -217,8 +220,8 @@
  *	not set.
  *
  * Events (multicast group "events"), with the client's GPU, ID, PID (as in
- * the initial pid namespace), UID, GID, COMM, CGROUP_ID, MEM_TOTAL,
- * MEM_RESERVED, MEM_LIMIT and MEM_REFUSED:
+ * the initial pid namespace), UID, GID (as in the initial user namespace),
+ * COMM, CGROUP_ID, MEM_TOTAL, MEM_RESERVED, MEM_LIMIT and MEM_REFUSED:
  *	GPUSCHED_CMD_EV_ATTACH, GPUSCHED_CMD_EV_DETACH, GPUSCHED_CMD_EV_OVERRUN
  *	(the last with OVERRUNS).
  *
