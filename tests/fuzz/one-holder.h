@@ -67,8 +67,21 @@ static inline unsigned int gs_hold_enter(struct gs_holders *h, unsigned int me,
 
 		if (j == me)
 			continue;
+		/*
+		 * dying[j] first, then state[j]. The killer sets dying,
+		 * kills, waits, clears the inside bit and only then clears
+		 * dying, so a client killed inside is either seen dying or,
+		 * if its dying flag is seen clear, its inside bit was
+		 * cleared before that and what is read after it is a live
+		 * section. In the other order, the inside bit of a client
+		 * killed inside (whose death gave us the token) could be read
+		 * first and its dying flag read clear after the killer had
+		 * finished with it: a second holder that never was.
+		 */
+		if (__atomic_load_n(&h->dying[j], __ATOMIC_SEQ_CST))
+			continue;
 		o = __atomic_load_n(&h->state[j], __ATOMIC_SEQ_CST);
-		if (!(o & 1) || __atomic_load_n(&h->dying[j], __ATOMIC_SEQ_CST))
+		if (!(o & 1))
 			continue;
 		n++;
 		if (!revocable)
