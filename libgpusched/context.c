@@ -388,6 +388,9 @@ static void at_exit(void)
 		d->early_until = 0;
 		atomic_store(&d->early, false);
 		g = atomic_load(&d->g);
+		/* The last grant, revoked after our last launch. */
+		if (g && (gs_status_flags(g) & GPUSCHED_ST_REVOKED))
+			STAT_INC(revoked);
 		if (g && (gs_status_flags(g) & GPUSCHED_ST_HOLDING)) {
 			drain_locked(d, false);
 			gpusched_release(g);

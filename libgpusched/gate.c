@@ -209,6 +209,8 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 		goto out;
 	}
 	/* A revoked grant's leftovers must finish before we ask again. */
+	if (fl & GPUSCHED_ST_REVOKED)
+		STAT_INC(revoked);
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
 		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
 	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
@@ -226,6 +228,8 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 			err = gpusched_yield(g, GPUSCHED_FOREVER);
 		else
 			err = gpusched_acquire(g, GPUSCHED_FOREVER);
+		if (err == -EAGAIN)
+			STAT_INC(revoked);
 	} while (err == -EINTR || err == -EAGAIN);
 	atomic_store(&d->draining, false);
 

@@ -124,6 +124,7 @@ struct gs_stats {
 	atomic_ullong throttle_waits;
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong timed;		/* kernels timed on the GPU (gs_klen) */
+	atomic_ullong revoked;		/* grants found revoked (GPUSCHED_ST_REVOKED) */
 	/* A periodic latency client's acquires at a request (acquire_kind()) */
 	atomic_ullong acq_again, acq_unpredicted, acq_off_beat, acq_on_beat;
 	atomic_ullong early_asks;	/* tokens granted ahead of our request */

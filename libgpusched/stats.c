@@ -56,7 +56,7 @@ void print_stats(void)
 {
 	const struct gs_config *c = gs_config();
 
-	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu early_asks=%llu early_hits=%llu early_misses=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu timed=%llu%s%s",
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu early_asks=%llu early_hits=%llu early_misses=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu timed=%llu revoked=%llu%s%s",
 	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
 	       STAT_GET(launches[ROUTE_DLSYM]),
 	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
@@ -70,6 +70,7 @@ void print_stats(void)
 	       STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       STAT_GET(beside_grants), STAT_GET(beside_yields), STAT_GET(timed),
+	       STAT_GET(revoked),
 	       c->label[0] ? " label=" : "", c->label);
 	/* A periodic latency-class neighbour, per GPU (read racily: the
 	 * idle thread is stopped, an application thread may not be).
@@ -104,6 +105,16 @@ void print_stats(void)
 		gs_log("stats memory %s: reserved=%llu limit=%llu",
 		       d->name, (unsigned long long)st.mem_reserved,
 		       (unsigned long long)st.mem_limit);
+	}
+	/* The service's own counts for our client of each GPU. */
+	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
+		struct gpusched *g = atomic_load(&d->g);
+		struct gpusched_info info;
+
+		if (g && !gpusched_info(g, &info))
+			gs_log("stats %s: service grants=%llu overruns=%llu",
+			       d->name, (unsigned long long)info.grants,
+			       (unsigned long long)info.overruns);
 	}
 	times_print("grant_wait", &t_grant);
 	times_print("yield_answer", &t_answer);

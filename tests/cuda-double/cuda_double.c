@@ -14,6 +14,9 @@
  *    violation there (two processes on the GPU at once), and how much of
  *    the other's queued kernels was left then (the early hand-over's
  *    overlap);
+ *  - a kernel launched while another process's kernel runs is counted
+ *    for the launching process (gs_double_launched_over()): it launched
+ *    without the token, or beside what was left of another's grant;
  *  - copies and memsets take no GPU time and do not mark the GPU: they run
  *    on copy engines, which libgpusched does not gate;
  *  - events time on the modelled GPU's timeline (cuEventElapsedTime): an
@@ -101,13 +104,41 @@ static struct {
 	struct gsd_shm *shm;
 	CUcontext primary[GSD_MAX_GPUS];
 	atomic_ullong work_us;
+	atomic_ullong launched_over;	/* gs_double_launched_over() */
+	/* This process's share of each GPU's count of running kernels,
+	 * changed with it under run_lock, so that a launch can tell its
+	 * own kernels from the others'.
+	 */
+	pthread_mutex_t run_lock;
+	uint64_t mine[GSD_MAX_GPUS];
 	uint64_t max_queue;		/* work items a context may have queued */
 	uint64_t mem_total;		/* device memory of each GPU, bytes */
 	/* CUDA_MPS_CLIENT_PRIORITY as the first cuInit found it: the real
 	 * driver reads it when it connects to the MPS server.
 	 */
 	char mps_priority[16];
-} D = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} D = { .lock = PTHREAD_MUTEX_INITIALIZER, .run_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A kernel of this process starts (@d 1) or ends (@d -1) on GPU @phys. */
+static void running_add(int phys, int d)
+{
+	pthread_mutex_lock(&D.run_lock);
+	D.mine[phys] += d;
+	__atomic_add_fetch(&D.shm->gpu[phys].kernels_running, d, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&D.run_lock);
+}
+
+/* Whether another process's kernel runs on GPU @phys now. */
+static bool others_running(int phys)
+{
+	bool r;
+
+	pthread_mutex_lock(&D.run_lock);
+	r = __atomic_load_n(&D.shm->gpu[phys].kernels_running, __ATOMIC_SEQ_CST) >
+	    D.mine[phys];
+	pthread_mutex_unlock(&D.run_lock);
+	return r;
+}
 
 #define MAX_STACK 16
 static __thread CUcontext stack[MAX_STACK];
@@ -206,8 +237,10 @@ static void *worker(void *arg)
 			}
 			ts.tv_sec = (time_t)(end / 1000000000ull);
 			ts.tv_nsec = (long)(end % 1000000000ull);
+			running_add(c->phys, 1);
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
+			running_add(c->phys, -1);
 			if (owned) {
 				__atomic_store_n(&g->owner, 0, __ATOMIC_SEQ_CST);
 				pthread_mutex_unlock(&g->running);
@@ -245,6 +278,11 @@ static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
 	it->us = us;
 	it->kernel = kernel;
 	it->queued_at = now_ns();
+	/* Launched while another process's kernel runs: by the caller's
+	 * own account, it held no token then.
+	 */
+	if (kernel && others_running(c->phys))
+		atomic_fetch_add(&D.launched_over, 1);
 	pthread_mutex_lock(&c->lock);
 	if (!c->worker) {
 		pthread_t t;
@@ -1605,6 +1643,11 @@ EXPORT uint64_t gs_double_work_us(void)
 	return atomic_load(&D.work_us);
 }
 
+EXPORT uint64_t gs_double_launched_over(void)
+{
+	return atomic_load(&D.launched_over);
+}
+
 EXPORT const char *gs_double_mps_priority(void)
 {
 	return D.mps_priority;
@@ -1620,6 +1663,9 @@ static void atfork_child(void)
 	for (int i = 0; i < GSD_MAX_GPUS; i++)
 		M.def_pool[i].cached = NULL;
 	atomic_store(&D.work_us, 0);
+	atomic_store(&D.launched_over, 0);
+	pthread_mutex_init(&D.run_lock, NULL);
+	memset(D.mine, 0, sizeof(D.mine));
 	for (int i = 0; i < GSD_MAX_GPUS; i++) {
 		CUcontext c = D.primary[i];
 

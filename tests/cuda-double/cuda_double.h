@@ -47,6 +47,8 @@ struct gsd_gpu {
 	pthread_mutex_t mem_lock;
 	struct gsd_mem_slot mem[GSD_MEM_SLOTS];
 	uint64_t mem_refused;	/* allocations refused for lack of memory */
+	uint64_t kernels_running;	/* kernels running now, all processes (one
+				 * killed mid-kernel is never taken off) */
 };
 
 struct gsd_shm {
@@ -59,12 +61,21 @@ struct gsd_shm {
  * Extra entry points of the double, for the test client (looked up with
  * dlsym, not part of CUDA): work this process completed, in nominal
  * microseconds, and the shared counters; CUDA_MPS_CLIENT_PRIORITY as the
- * first cuInit saw it ("unset" if it was not).
+ * first cuInit saw it ("unset" if it was not); launches over another
+ * process's work.
  */
 typedef uint64_t (*gsd_work_us_fn)(void);
 #define GSD_WORK_US_SYM "gs_double_work_us"
 typedef const char *(*gsd_mps_priority_fn)(void);
 #define GSD_MPS_PRIORITY_SYM "gs_double_mps_priority"
+/*
+ * Kernels this process launched while another process's kernel ran on the
+ * GPU: launched without the token, unless the other's work is what was
+ * left of a grant that was revoked or handed over early. Exact while no
+ * process is killed mid-kernel.
+ */
+typedef uint64_t (*gsd_launched_over_fn)(void);
+#define GSD_LAUNCHED_OVER_SYM "gs_double_launched_over"
 
 /* Bytes held on @g by processes alive now (read without its lock). */
 static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)

@@ -125,6 +125,7 @@ static CUresult (*init_fns[4])(unsigned int);
 static CUcontext ctx;
 static gsd_work_us_fn work_us;
 static gsd_mps_priority_fn mps_priority;
+static gsd_launched_over_fn launched_over;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -243,6 +244,7 @@ static void resolve(void)
 	}
 	work_us = (gsd_work_us_fn)sym(h, GSD_WORK_US_SYM);
 	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
+	launched_over = (gsd_launched_over_fn)sym(h, GSD_LAUNCHED_OVER_SYM);
 }
 
 /*
@@ -697,12 +699,12 @@ int main(int argc, char **argv)
 		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
 	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch,
-	       mps_priority());
+	       mps_priority(), (unsigned long long)launched_over());
 	if (then_share >= 0)
 		printf("then_share=%.4f\n", then_share);
 	if (nr_lat) {
