@@ -4,9 +4,11 @@
  * has passed: the waiter gets the token, the holder is charged an overrun
  * and told through its status page, and its late RELEASE fails. A waiter
  * that leaves (timeout, kill) before then takes the request with it: the
- * holder keeps the token past the grace time.
+ * holder keeps the token past the grace time. The overrun is reported (its
+ * event built and multicast) in process context, with no lock held.
  */
 #include <pthread.h>
+#include <sys/mount.h>
 #include "gs_test.h"
 
 #define SLICE_US	10000
@@ -135,6 +137,123 @@ TEST_F(overrun, ignored_yield_is_revoked)
 	EXPECT_EQ(0, gs_release(self->h));
 	ASSERT_EQ(0, gs_info(self->w, &ci));
 	EXPECT_EQ(0, ci.overruns);
+}
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define TRACED_FN	"gs_netlink_event"
+
+/* Write @val to tracefs file @name, emptying it first: 0 or -errno. */
+static int trace_write(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t len = strlen(val);
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), TRACEFS "/%s", name);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (len && write(fd, val, len) != len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Trace lines of TRACED_FN in @buf (up to @size), waiting up to 5 s for
+ * the first: their number, or -errno.
+ */
+static int trace_lines(char *buf, size_t size)
+{
+	uint64_t end = gs_now_ns() + 5000000000ull;
+	int n;
+
+	do {
+		FILE *f = fopen(TRACEFS "/trace", "re");
+		char line[512];
+		size_t used = 0;
+
+		if (!f)
+			return -errno;
+		n = 0;
+		buf[0] = 0;
+		while (fgets(line, sizeof(line), f)) {
+			if (line[0] == '#' || !strstr(line, " " TRACED_FN " "))
+				continue;
+			n++;
+			if (used + strlen(line) < size) {
+				strcpy(buf + used, line);
+				used += strlen(line);
+			}
+		}
+		fclose(f);
+		if (!n)
+			gs_sleep_us(20000);
+	} while (!n && gs_now_ns() < end);
+	return n;
+}
+
+/*
+ * Whether a trace line was written in process context with interrupts and
+ * bottom halves enabled and no preemption count (no spinlock held): its
+ * context column ("d..2." and the like: irqs-off, need-resched,
+ * hardirq/softirq/bh-off, preempt depth) shows none of those.
+ */
+static bool traced_unlocked(const char *line)
+{
+	const char *f = strstr(line, "] ");
+
+	if (!f)
+		return false;
+	f += 2;
+	return f[0] == '.' && f[2] == '.' && (f[3] == '.' || f[3] == '0');
+}
+
+/*
+ * Bug 9 of issue 21: the module built, multicast and logged the overrun
+ * under gpu->lock, in the softirq of the grace timer. The function that
+ * builds and multicasts every event is traced (ftrace's function tracer)
+ * across a revocation: it must run in process context, bottom halves and
+ * interrupts enabled, no spinlock held. It is entered for every event,
+ * whether anyone listens or not.
+ */
+TEST_F(overrun, reported_outside_lock_and_softirq)
+{
+	struct waiter w = { .fd = self->w };
+	static char lines[8192];
+	pthread_t thread;
+	const char *l;
+	int n;
+
+	if (access(TRACEFS "/trace", F_OK))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	if (access(TRACEFS "/trace", F_OK))
+		SKIP(return, "no tracefs at " TRACEFS);
+	if (trace_write("set_ftrace_filter", TRACED_FN) ||
+	    trace_write("current_tracer", "function"))
+		SKIP(return, "the function tracer cannot trace " TRACED_FN);
+	ASSERT_EQ(0, trace_write("trace", ""));
+
+	ASSERT_EQ(0, gs_acquire(self->h, 0, 0));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, waiter_fn, &w));
+	pthread_join(thread, NULL);	/* granted once the holder is revoked */
+	ASSERT_EQ(0, w.ret);
+	EXPECT_NE(0, gs_st_flags(self->sh) & GPUSCHED_ST_REVOKED);
+	n = trace_lines(lines, sizeof(lines));
+	trace_write("current_tracer", "nop");
+	trace_write("set_ftrace_filter", "");
+	ksft_print_msg("%d traced call(s):\n%s", n, lines);
+	ASSERT_LE(1, n) TH_LOG("the overrun's event was never built");
+	for (l = lines; *l; l = strchr(l, '\n') + 1) {
+		bool unlocked = traced_unlocked(l);
+
+		if (!unlocked)
+			ksft_print_msg("in atomic context: %.*s\n",
+				       (int)strcspn(l, "\n"), l);
+		EXPECT_TRUE(unlocked);
+	}
+	EXPECT_EQ(-EPERM, gs_release(self->h));
+	EXPECT_EQ(0, gs_release(self->w));
 }
 
 /*
