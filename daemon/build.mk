@@ -17,8 +17,11 @@ $(GSD_DIR)/policy.o $(GSD_DIR)/mem.o: $(GSD_DIR)/%.o: kmod/%.c kmod/policy.h \
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
-$(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_DIR)/arbiter.o $(GSD_DIR)/policy.o \
-		$(GSD_DIR)/mem.o
+# The arbiter: the event loop, the token, the control protocol, the socket.
+GSD_ARB_OBJS := $(addprefix $(GSD_DIR)/,arbiter.o arbiter_token.o arbiter_ctl.o \
+	arbiter_socket.o policy.o mem.o)
+
+$(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_ARB_OBJS)
 	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_LDLIBS)
 
 # The installed library's path is compiled in (GPUSCHED_LIBRARY overrides

@@ -75,8 +75,9 @@ $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		libgpusched/memsize.c $(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
-		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/rules.c daemon/procfs.c daemon/knobs.c \
-		daemon/metrics.c \
+		daemon/arbiter_token.c daemon/arbiter_ctl.c daemon/arbiter_socket.c \
+		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/rules.c daemon/procfs.c \
+		daemon/knobs.c daemon/metrics.c \
 		$(wildcard daemon/*.h) kmod/policy.h kmod/uapi/linux/gpusched.h
 
 # gpuschedd's netlink mode on libnl, with a model of the module for the
@@ -88,10 +89,10 @@ $(FUZZ_DIR)/lf-nlevents: tests/fuzz/lf-nlevents.c daemon/genl.c daemon/nlmode.c 
 $(FUZZ_DIR)/lf-nlevents: LF_CFLAGS = $(GSD_NL_CFLAGS)
 $(FUZZ_DIR)/lf-nlevents: LF_LIBS = $(GSD_NL_LIBS)
 
-# The target's own file includes config.c, arbiter.c, genl.c or nlmode.c
+# The target's own file includes config.c, genl.c or nlmode.c
 # where it needs their static functions; other .c prerequisites are
 # linked in.
-LF_INCLUDED := libgpusched/config.c daemon/arbiter.c daemon/genl.c daemon/nlmode.c
+LF_INCLUDED := libgpusched/config.c daemon/genl.c daemon/nlmode.c
 $(LF_BINS):
 	$(Q)command -v $(FUZZ_CC) >/dev/null || \
 		{ echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev" >&2; exit 1; }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the arbiter's wire protocol (daemon/arbiter.c).
+ * libFuzzer target: the arbiter's wire protocol (daemon/arbiter*.c).
  *
  * Request handling is not a function of bytes alone: on_request() reads a
  * connection with recvmsg(), dispatches to the command handlers, which
  * change the arbiter's state (devices, clients, the policy) and answer
- * with sendmsg() on the same connection. So arbiter.c is compiled into
- * this file, and each input drives up to three clients, root and not, over
- * real socket pairs: well-formed requests with fuzzed contents, raw
+ * with sendmsg() on the same connection. So the arbiter is linked into
+ * this program (its state and handlers are in arbiter_int.h), and each
+ * input drives up to three clients, root and not, over real socket pairs: well-formed requests with fuzzed contents, raw
  * messages of any length, timer ticks and disconnects. Every reply must be
  * one whole struct gpusched_wire_rep with the magic, 0 or a -errno, and a
  * GET_INFO that holds nothing but in-range values; descriptors that come
@@ -25,7 +25,18 @@
  * 0xf0 up followed by a raw 4-byte command; 1 raw: [len] [bytes]; 2 tick;
  * 3 disconnect and reconnect).
  */
-#include "../../daemon/arbiter.c"
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "arbiter_int.h"
+#include "gpusched_ctl.h"
+#include "policyfile.h"
 #include "one-holder.h"
 
 #define NR_CLIENTS	3

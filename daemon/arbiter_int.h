@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The user-space arbiter's parts, and what they share: arbiter.c (the
+ * event loop, connections, the policy file), arbiter_token.c (the token
+ * served to clients: the ioctl contract of kmod/uapi/linux/gpusched.h),
+ * arbiter_ctl.c (gpuschedctl's control protocol, gpusched_ctl.h, and the
+ * metrics page) and arbiter_socket.c (the listening socket's file).
+ */
+#ifndef GSD_ARBITER_INT_H
+#define GSD_ARBITER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <linux/gpusched.h>
+#include <gpusched/arbiter_wire.h>
+
+#include "arbiter.h"
+#include "metrics.h"
+#include "policy.h"
+
+struct arb_client;
+
+struct arb_dev {
+	struct arb_dev *next;		/* in index order */
+	unsigned char uuid[GPUSCHED_UUID_LEN];
+	unsigned int index;
+	struct gs_pol_dev pol;
+	bool knobs_set;			/* by gpuschedctl: kept when unused */
+	/* Its clients in attach order, which is id order (dumps resume by id). */
+	struct arb_client *first, *last;
+};
+
+/* A reply of a control connection that is not sent whole yet. */
+struct ctl_out {
+	bool active;
+	uint16_t cmd;
+	uint32_t seq;
+	int error;			/* a reply without records: its error */
+	bool filtered;			/* GET_CLIENTS of one GPU */
+	uint32_t gpu;			/* next GPU index to list */
+	uint64_t last_id;		/* last client id sent */
+};
+
+struct arb_client {
+	struct arb_client *next, *prev;	/* all clients */
+	int fd;
+	struct ucred cred;
+	struct arb_dev *dev;		/* NULL until ATTACH */
+	struct gs_pol_client pol;
+	struct gpusched_status *page;
+	uint64_t grant_gen;
+	bool parked;			/* an ACQUIRE or YIELD awaits its reply */
+	uint64_t deadline;		/* of the parked request; 0: none */
+	/* Attached clients: on their GPU's list, as the module lists them. */
+	struct arb_client *dnext, *dprev;
+	uint64_t id;
+	char comm[16];
+	uint64_t cgroup_id;
+	/* Control connections (gpuschedctl) */
+	bool ctl;
+	bool subscribed;		/* receives events */
+	bool ev_lost;			/* dropped some: EV_LOST is due */
+	struct ctl_out out;
+};
+
+struct arb_state {
+	const struct arb_options *o;
+	int epfd, lfd, sfd, tfd;
+	struct arb_dev *devs;
+	unsigned int nr_devs;
+	struct arb_client clients;	/* list head */
+	unsigned int nr_clients;
+	struct arb_client *zombies;	/* closed, to free after the batch */
+	bool future_write_seal;
+	struct gs_policy *pol;		/* the policy file's rules and knobs */
+	dev_t sock_dev;
+	ino_t sock_ino;
+	bool accept_paused;		/* out of descriptors or memory */
+	uint64_t poll_until;		/* --poll-us: poll, not sleep, until */
+	uint64_t started_ns;		/* for the CPU time said at exit */
+	uint64_t accept_warned_ns;	/* when we last said so */
+	uint64_t next_id;		/* of the next client to attach */
+	struct gs_metrics *metrics;
+	struct gs_daemon_stats st;	/* for the metrics */
+	uint64_t *rule_hits;		/* per rule of pol */
+};
+
+/*
+ * The arbiter's one state, defined in arbiter.c. One thread, the event
+ * loop, reads and writes it: no lock.
+ */
+extern struct arb_state A;
+
+#define container_of(p, type, member) \
+	((type *)((char *)(p) - offsetof(type, member)))
+
+static inline struct arb_client *to_client(struct gs_pol_client *pc)
+{
+	return container_of(pc, struct arb_client, pol);
+}
+
+/* arbiter.c: the event loop, connections and the policy file */
+void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t now_ns(void);
+/* Watch @c for what its state lets it do next (see the function). */
+void watch_update(struct arb_client *c);
+/* Close @c's connection: a closed file, as the module releases it. */
+void client_close(struct arb_client *c, const char *why);
+void free_zombies(void);
+/* The policy file's knobs for @d, its first matching rule for @c. */
+void dev_apply_policy(struct arb_dev *d);
+void client_apply_policy(struct arb_client *c);
+/* An administrator's change to @c (a rule, gpuschedctl). */
+int client_admin_set(struct arb_client *c, const struct gpusched_params *p);
+void on_timer(void);
+void on_request(struct arb_client *c);
+
+/* arbiter_token.c: the token, as kmod/chardev.c and token.c serve it */
+void status_sync(struct arb_client *c, uint64_t now);
+void reply(struct arb_client *c, int ret, const void *arg, size_t size,
+	   int memfd);
+void park(struct arb_client *c, bool on);
+void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now);
+int client_set(struct arb_client *c, const struct gpusched_params *p,
+	       bool priv);
+bool probe_future_write_seal(void);
+/* One request of a client (not a control connection), answered. */
+void token_request(struct arb_client *c, const struct gpusched_wire_req *req);
+
+/* arbiter_ctl.c: gpuschedctl's control protocol, and the metrics page */
+void ctl_event(uint16_t cmd, struct arb_client *c);
+int ctl_flush(struct arb_client *c);
+/* The @n bytes of @msg, which start with the control magic, answered. */
+void ctl_request(struct arb_client *c, const void *msg, size_t n, bool trunc);
+int render_metrics(void *arg, FILE *f);
+
+/* arbiter_socket.c: the listening socket at its path */
+int listen_socket(const char *path);
+void unlink_ours(const char *path);
+
+#endif /* GSD_ARBITER_INT_H */

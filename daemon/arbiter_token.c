@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuschedd --arbiter: the token served to clients, over the ioctl contract
+ * of kmod/uapi/linux/gpusched.h as include/gpusched/arbiter_wire.h carries
+ * it: ATTACH (a GPU by UUID, and the status page, a sealed memfd), ACQUIRE,
+ * YIELD, RELEASE, SET_PARAMS and GET_INFO. The module's policy
+ * (kmod/policy.c) decides; apply() tells the clients, as kmod/token.c does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arbiter_int.h"
+#include "gpusched_ctl.h"
+
+_Static_assert(sizeof(struct gpusched_client_info) <= GPUSCHED_WIRE_MAX &&
+	       sizeof(struct gpusched_acquire) <= GPUSCHED_WIRE_MAX,
+	       "every ioctl struct fits the wire format");
+
+/* ------------------------------------------------------------------ */
+/* Status pages and policy effects, as kmod/token.c does them */
+
+/*
+ * The arbiter is the page's one writer. @seq is a sequence count, odd
+ * while the fields change (see the uapi header), as the module's.
+ */
+void status_sync(struct arb_client *c, uint64_t now)
+{
+	struct gpusched_status *st = c->page, v;
+	const uint64_t *src = (const uint64_t *)&v;
+	uint64_t *dst = (uint64_t *)st;
+	uint32_t seq = st->seq;
+
+	_Static_assert(offsetof(struct gpusched_status, grant_gen) ==
+		       GS_STATUS_FILL_FROM && sizeof(v) % 8 == 0,
+		       "the page is filled in 64-bit words from grant_gen");
+	gs_pol_status_fill(&c->dev->pol, &c->pol, c->grant_gen, now, &v);
+	__atomic_store_n(&st->seq, seq + 1, __ATOMIC_RELAXED);
+	/* The odd count is seen before any field of this update. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* Word by word: clients load single fields without the count too. */
+	for (size_t i = GS_STATUS_FILL_FROM / 8; i < sizeof(v) / 8; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+	/* Clients load flags with acquire: the fields above are valid then. */
+	__atomic_store_n(&st->flags, v.flags, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+
+void reply(struct arb_client *c, int ret, const void *arg, size_t size,
+		  int memfd)
+{
+	struct gpusched_wire_rep rep = { .magic = GPUSCHED_WIRE_MAGIC, .ret = ret };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (arg && size)
+		memcpy(rep.arg, arg, size);
+	if (memfd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
+	}
+	/* A client that does not read its replies is not waited for. */
+	if (sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(rep))
+		client_close(c, "reply failed");
+}
+
+void park(struct arb_client *c, bool on)
+{
+	c->parked = on;
+	if (!on)
+		c->deadline = 0;
+	watch_update(c);
+}
+
+
+/* Tell clients what the policy decided (every policy call ends here). */
+void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
+{
+	if (fx->revoked) {
+		struct arb_client *c = to_client(fx->revoked);
+
+		status_sync(c, now);
+		logmsg("gpu%u: pid %d did not yield within %llu us: revoked",
+		       d->index, (int)c->cred.pid,
+		       (unsigned long long)(d->pol.p.grace_ns / 1000));
+		A.st.events[2]++;
+		ctl_event(GPUSCHED_CTL_EV_OVERRUN, c);
+	}
+	if (fx->released)
+		status_sync(to_client(fx->released), now);
+	if (fx->granted) {
+		struct arb_client *c = to_client(fx->granted);
+
+		c->grant_gen++;
+		status_sync(c, now);
+		if (c->parked) {
+			park(c, false);
+			reply(c, 0, NULL, 0, -1);
+		}
+	}
+	/* The holder learns of yields and new waiters from its page. */
+	if (d->pol.holder)
+		status_sync(to_client(d->pol.holder), now);
+}
+
+/* ------------------------------------------------------------------ */
+/* Commands */
+
+/*
+ * A token that a new UUID may take the place of: no client, and no knob
+ * set by gpuschedctl (the policy file's are applied again if its UUID
+ * comes back). As the module does: made-up UUIDs cannot keep GPUs out.
+ */
+static struct arb_dev *dev_unused(void)
+{
+	struct arb_dev *d;
+
+	for (d = A.devs; d; d = d->next)
+		if (!d->pol.nr_clients && !d->knobs_set)
+			return d;
+	return NULL;
+}
+
+static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
+{
+	struct arb_dev *d, **pos;
+	unsigned int index = 0;
+
+	for (d = A.devs; d; d = d->next)
+		if (!memcmp(d->uuid, uuid, GPUSCHED_UUID_LEN))
+			return d;
+	if (A.nr_devs >= A.o->max_gpus) {
+		struct arb_dev *old = dev_unused();
+
+		if (!old) {
+			*err = -ENOSPC;
+			return NULL;
+		}
+		for (pos = &A.devs; *pos != old; pos = &(*pos)->next)
+			;
+		*pos = old->next;
+		A.nr_devs--;
+		free(old);
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* The lowest index free, keeping the list in index order. */
+	for (pos = &A.devs; *pos && (*pos)->index == index; pos = &(*pos)->next)
+		index++;
+	memcpy(d->uuid, uuid, GPUSCHED_UUID_LEN);
+	d->index = index;
+	A.nr_devs++;
+	gs_pol_dev_init(&d->pol, &A.o->params, now_ns());
+	dev_apply_policy(d);
+	d->next = *pos;
+	*pos = d;
+	return d;
+}
+
+/* The status page: a sealed memfd, written here, mapped read-only there. */
+static int page_create(struct arb_client *c, int *memfd)
+{
+	int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	void *p;
+	int fd;
+
+	fd = memfd_create("gpusched-status", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, GPUSCHED_STATUS_SIZE))
+		goto fail;
+	p = mmap(NULL, GPUSCHED_STATUS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	/* Our mapping stays writable; the client can map it read-only only,
+	 * like the module's page (EPERM for PROT_WRITE).
+	 */
+	if (A.future_write_seal)
+		seals |= F_SEAL_FUTURE_WRITE;
+	if (fcntl(fd, F_ADD_SEALS, seals)) {
+		munmap(p, GPUSCHED_STATUS_SIZE);
+		goto fail;
+	}
+	c->page = p;
+	c->page->version = GPUSCHED_STATUS_VERSION;
+	c->page->size = sizeof(*c->page);
+	*memfd = fd;
+	return 0;
+fail:
+	{
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+}
+
+bool probe_future_write_seal(void)
+{
+	int fd = memfd_create("gpusched-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = !fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE);
+	close(fd);
+	return ok;
+}
+
+/*
+ * What the module reports of a client that the socket does not tell: its
+ * command name and cgroup id (the inode of its cgroup v2 directory), read
+ * once at attach. Best effort: a process in another mount or pid namespace
+ * may not be found; then "?" and 0.
+ */
+static void proc_identify(struct arb_client *c)
+{
+	char path[64], line[PATH_MAX + 8], *nl;
+	struct stat sb;
+	FILE *f;
+
+	strcpy(c->comm, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->cred.pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			line[sizeof(c->comm) - 1] = '\0';	/* TASK_COMM_LEN */
+			memcpy(c->comm, line, strlen(line) + 1);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)c->cred.pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char dir[PATH_MAX + 32];
+
+		if (strncmp(line, "0::/", 4))
+			continue;
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", line + 3);
+		if (!stat(dir, &sb))
+			c->cgroup_id = sb.st_ino;
+		break;
+	}
+	fclose(f);
+}
+
+static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
+{
+	int memfd = -1, err;
+	struct arb_dev *d;
+	uint64_t now;
+
+	err = gs_pol_check_attach(a);
+	if (!err && c->dev)
+		err = -EBUSY;
+	if (!err && c->ctl)
+		err = -EISCONN;	/* a control connection is not a client */
+	if (err)
+		goto out;
+	d = dev_get(a->uuid, &err);
+	if (!d)
+		goto out;
+	err = page_create(c, &memfd);
+	if (err)
+		goto out;
+	now = now_ns();
+	c->dev = d;
+	c->id = ++A.next_id;
+	proc_identify(c);
+	c->dprev = d->last;
+	if (d->last)
+		d->last->dnext = c;
+	else
+		d->first = c;
+	d->last = c;
+	gs_pol_client_init(&d->pol, &c->pol, now);
+	gs_mem_attach(&c->pol, a->mem_total);
+	status_sync(c, now);
+	if (A.o->verbose)
+		logmsg("gpu%u: pid %d uid %d attached", d->index,
+		       (int)c->cred.pid, (int)c->cred.uid);
+	A.st.events[0]++;
+	ctl_event(GPUSCHED_CTL_EV_ATTACH, c);
+	client_apply_policy(c);
+out:
+	reply(c, err, NULL, 0, memfd);
+	if (memfd >= 0)
+		close(memfd);
+}
+
+/* gs_pol_acquire()'s effects. */
+static void apply_cb(void *d, struct gs_pol_effects *fx, uint64_t now)
+{
+	apply(d, fx, now);
+}
+
+static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
+			bool yield)
+{
+	struct arb_dev *d = c->dev;
+	uint64_t now, due;
+	int err;
+
+	err = gs_pol_check_acquire(a);
+	if (!err && !d)
+		err = -ENOTCONN;
+	if (err) {
+		reply(c, err, NULL, 0, -1);
+		return;
+	}
+	now = now_ns();
+	due = gs_pol_due(a, now);
+	err = gs_pol_acquire(&d->pol, &c->pol, yield,
+			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
+			     a->gpu_ns, now, apply_cb, d);
+	if (err || c->pol.state == GS_POL_HOLDING) {
+		reply(c, err, NULL, 0, -1);
+		return;
+	}
+	park(c, true);
+	if (a->flags & GPUSCHED_ACQUIRE_TIMEOUT)
+		c->deadline = now + (a->timeout_ns ? a->timeout_ns : 1);
+}
+
+static void cmd_release(struct arb_client *c, const struct gpusched_release *r)
+{
+	struct gs_pol_effects fx = { 0 };
+	uint64_t now;
+	int err;
+
+	err = gs_pol_check_release(r);
+	if (!err && !c->dev)
+		err = -ENOTCONN;
+	if (!err) {
+		now = now_ns();
+		err = gs_pol_release(&c->dev->pol, &c->pol, now, &fx);
+		apply(c->dev, &fx, now);
+		if (r->gpu_ns) {
+			memset(&fx, 0, sizeof(fx));
+			gs_pol_report_gpu(&c->dev->pol, &c->pol, r->gpu_ns, now,
+					  &fx);
+			apply(c->dev, &fx, now);
+			status_sync(c, now);
+		}
+	}
+	reply(c, err, NULL, 0, -1);
+}
+
+/* Unless @priv, only lowering the client's share is allowed (nice(2)). */
+int client_set(struct arb_client *c, const struct gpusched_params *p,
+		      bool priv)
+{
+	struct gs_pol_effects fx = { 0 };
+	uint64_t now = now_ns();
+	int err;
+
+	err = gs_pol_set_params_masked(&c->dev->pol, &c->pol, p, priv, now, &fx);
+	apply(c->dev, &fx, now);
+	status_sync(c, now);
+	return err;
+}
+
+static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p)
+{
+	int err;
+
+	err = gs_pol_check_set_params(p);
+	if (!err && !c->dev)
+		err = -ENOTCONN;
+	if (!err)	/* The module asks for CAP_SYS_NICE; from user space, root will do. */
+		err = client_set(c, p, c->cred.uid == 0);
+	reply(c, err, NULL, 0, -1);
+}
+
+static void cmd_get_info(struct arb_client *c)
+{
+	static const uint32_t states[] = {
+		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
+		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
+		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
+	};
+	struct gpusched_client_info info = {
+		.size = sizeof(info),
+		.abi_version = GPUSCHED_ABI_VERSION,
+		.features = GS_FEATURES,
+	};
+	struct gs_pol_client *pc = &c->pol;
+
+	info.state = GPUSCHED_STATE_DETACHED;
+	if (c->dev) {
+		memcpy(info.uuid, c->dev->uuid, GPUSCHED_UUID_LEN);
+		info.state = states[pc->state];
+		info.weight = pc->weight;
+		info.sched_class = pc->sched_class;
+		info.gpu_ns = pc->gpu_ns;
+		info.cap_pct = pc->cap_pct;
+		info.gpu_index = c->dev->index;
+		info.held_ns = gs_pol_held_now(pc, now_ns());
+		info.grants = pc->grants;
+		info.wait_ns_total = pc->wait_ns_total;
+		info.wait_ns_max = pc->wait_ns_max;
+		info.overruns = pc->overruns;
+		info.yields = pc->yields;
+		info.mem_reserved = pc->mem.reserved;
+		info.mem_limit = gs_mem_limit(&c->dev->pol, pc);
+		info.mem_refused = pc->mem.refused;
+	}
+	reply(c, 0, &info, sizeof(info), -1);
+}
+
+/* MEM_RESERVE or MEM_RETURN; the page shows the reservation at the reply. */
+static void cmd_mem(struct arb_client *c, const struct gpusched_mem *m,
+		    bool reserve)
+{
+	int err = gs_mem_check(m);
+
+	if (!err && !c->dev)
+		err = -ENOTCONN;
+	if (!err)
+		err = reserve ? gs_mem_reserve(&c->dev->pol, &c->pol, m->bytes) :
+				gs_mem_return(&c->pol, m->bytes);
+	if (!err)
+		status_sync(c, now_ns());
+	reply(c, err, NULL, 0, -1);
+}
+
+/* A request of the ioctl contract, as the module's chardev.c takes it. */
+void token_request(struct arb_client *c, const struct gpusched_wire_req *req)
+{
+	switch (req->cmd) {
+	case GPUSCHED_IOC_ATTACH:
+		cmd_attach(c, (const void *)req->arg);
+		break;
+	case GPUSCHED_IOC_ACQUIRE:
+		cmd_acquire(c, (const void *)req->arg, false);
+		break;
+	case GPUSCHED_IOC_YIELD:
+		cmd_acquire(c, (const void *)req->arg, true);
+		break;
+	case GPUSCHED_IOC_RELEASE:
+		cmd_release(c, (const void *)req->arg);
+		break;
+	case GPUSCHED_IOC_SET_PARAMS:
+		cmd_set_params(c, (const void *)req->arg);
+		break;
+	case GPUSCHED_IOC_GET_INFO:
+		cmd_get_info(c);
+		break;
+	case GPUSCHED_IOC_MEM_RESERVE:
+	case GPUSCHED_IOC_MEM_RETURN:
+		cmd_mem(c, (const void *)req->arg, req->cmd == GPUSCHED_IOC_MEM_RESERVE);
+		break;
+	default:
+		reply(c, -ENOTTY, NULL, 0, -1);
+		break;
+	}
+}
