@@ -13,8 +13,11 @@ GSD_NL_LIBS := $(or $(shell pkg-config --libs $(GSD_NL_PKG) 2>/dev/null),-lnl-ge
 # The netlink mode's objects, linked into gpuschedd next to the arbiter.
 GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o procfs.o \
 	policyfile.o knobs.o dlog.o)
-GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/,gpuschedctl.o genl.o arbctl.o knobs.o \
-	procfs.o rules.o)
+# gpuschedctl: daemon/ctl/, one file per command, and what it shares with
+# the daemon.
+GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/ctl/,main.o conn.o util.o rows.o status.o \
+	clients.o top.o set.o watch.o arbctl.o) \
+	$(addprefix $(GSD_DIR)/,genl.o knobs.o procfs.o rules.o)
 
 $(GSD_DIR)/genl.o: GSD_CFLAGS += $(GSD_NL_CFLAGS)
 

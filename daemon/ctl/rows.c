@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gpuschedctl: the client table of clients and top, with each client's
+ * share of its GPU over an interval.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#include "gpuschedctl.h"
+#include "knobs.h"
+#include "rules.h"
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct gs_client_rec *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int cmp_row_gpu_id(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->c.gpu != y->c.gpu)
+		return x->c.gpu < y->c.gpu ? -1 : 1;
+	return x->c.id < y->c.id ? -1 : x->c.id > y->c.id;
+}
+
+int cmp_row_share(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->busy != y->busy)
+		return x->busy > y->busy ? -1 : 1;
+	return cmp_row_gpu_id(a, b);
+}
+
+/*
+ * Rows for @cur, with what each held since @prev (sorted by id), @dt ns
+ * before. A client that attached in between counts from zero.
+ */
+struct row *make_rows(const struct gs_client_rec *prev, size_t nprev,
+			     const struct gs_client_rec *cur, size_t n,
+			     uint64_t dt)
+{
+	struct row *rows = calloc(n ? n : 1, sizeof(*rows));
+	size_t i, j;
+
+	if (!rows)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const struct gs_client_rec *p = prev ?
+			bsearch(&cur[i], prev, nprev, sizeof(*prev), cmp_id) : NULL;
+
+		rows[i].c = cur[i];
+		rows[i].sampled = prev != NULL;
+		rows[i].dheld = cur[i].held_ns - (p && p->held_ns <= cur[i].held_ns ?
+						  p->held_ns : 0);
+	}
+	for (i = 0; prev && i < n; i++) {
+		uint64_t total = 0;
+
+		for (j = 0; j < n; j++)
+			if (rows[j].c.gpu == rows[i].c.gpu)
+				total += rows[j].dheld;
+		rows[i].share = total ? 100.0 * rows[i].dheld / total : 0;
+		rows[i].busy = dt ? 100.0 * rows[i].dheld / dt : 0;
+		if (rows[i].busy > 100)
+			rows[i].busy = 100;
+	}
+	return rows;
+}
+
+/*
+ * @c's GPUSCHED_LABEL, from its process's environment, as the policy
+ * daemon's rules see it; NULL where it has none or it cannot be read
+ * (another user's process, without privilege).
+ */
+static const char *client_label(const struct gs_client_rec *c, char *buf,
+				size_t len)
+{
+	struct gs_proc p;
+	bool found;
+
+	if (!c->pid)
+		return NULL;
+	gs_proc_init(&p, (pid_t)c->pid, c->uid, c->gid, NULL);
+	p.load(&p, GS_MATCH_LABEL);
+	found = p.known & (1U << GS_MATCH_LABEL);
+	if (found)
+		snprintf(buf, len, "%s", p.label);
+	gs_proc_release(&p);
+	return found ? buf : NULL;
+}
+
+void print_rows_json(const struct row *rows, size_t n, double interval)
+{
+	char label[sizeof(((struct gs_proc *)0)->label)];
+	size_t i;
+
+	printf("{\"interval_s\":%.3f,\"clients\":[", interval);
+	for (i = 0; i < n; i++) {
+		const struct gs_client_rec *c = &rows[i].c;
+
+		printf("%s{\"gpu\":%u,\"id\":%llu,\"pid\":%u,\"comm\":", i ? "," : "",
+		       c->gpu, (unsigned long long)c->id, c->pid);
+		json_str(c->comm);
+		printf(",\"uid\":%u,\"gid\":%u,\"cgroup_id\":%llu,\"weight\":%u,\"class\":\"%s\",\"cap_pct\":%u,\"state\":\"%s\",\"held_ns\":%llu,\"grants\":%llu,\"wait_ns_total\":%llu,\"wait_ns_max\":%llu,\"overruns\":%llu,\"yields\":%llu",
+		       c->uid, c->gid, (unsigned long long)c->cgroup_id, c->weight,
+		       gs_class_name(c->class), c->cap_pct, gs_state_name(c->state),
+		       (unsigned long long)c->held_ns, (unsigned long long)c->grants,
+		       (unsigned long long)c->wait_ns_total,
+		       (unsigned long long)c->wait_ns_max,
+		       (unsigned long long)c->overruns, (unsigned long long)c->yields);
+		if (c->has_mem)
+			printf(",\"mem_total\":%llu,\"mem_reserved\":%llu,\"mem_limit\":%llu,\"mem_refused\":%llu",
+			       (unsigned long long)c->mem_total,
+			       (unsigned long long)c->mem_reserved,
+			       (unsigned long long)c->mem_limit,
+			       (unsigned long long)c->mem_refused);
+		else
+			printf(",\"mem_total\":null,\"mem_reserved\":null,\"mem_limit\":null,\"mem_refused\":null");
+		printf(",\"label\":");
+		if (client_label(c, label, sizeof(label)))
+			json_str(label);
+		else
+			printf("null");
+		if (rows[i].sampled)
+			printf(",\"interval_held_ns\":%llu,\"share_pct\":%.2f,\"busy_pct\":%.2f}",
+			       (unsigned long long)rows[i].dheld, rows[i].share,
+			       rows[i].busy);
+		else
+			printf(",\"interval_held_ns\":null,\"share_pct\":null,\"busy_pct\":null}");
+	}
+	printf("]}\n");
+}
+
+void print_rows(const struct row *rows, size_t n, size_t max_rows)
+{
+	char user[32], b1[16], cap[16], used[GS_MEM_TEXT_LEN], lim[GS_MEM_TEXT_LEN];
+	size_t i;
+
+	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %8s %8s %17s\n",
+	       "GPU", "PID", "ID", "USER", "COMM", "CLASS", "WEIGHT", "CAP",
+	       "STATE", "SHARE", "BUSY", "WAITMAX", "OVERRUNS", "MEM USED/LIMIT");
+	for (i = 0; i < n && i < max_rows; i++) {
+		const struct gs_client_rec *c = &rows[i].c;
+
+		if (c->cap_pct)
+			snprintf(cap, sizeof(cap), "%u%%", c->cap_pct);
+		else
+			snprintf(cap, sizeof(cap), "-");
+		printf("%-4u %-8u %-6llu %-10.10s %-16s %-8s %6u %4s %-8s ",
+		       c->gpu, c->pid, (unsigned long long)c->id,
+		       user_name(c->uid, user, sizeof(user)), c->comm,
+		       gs_class_name(c->class), c->weight, cap,
+		       gs_state_name(c->state));
+		if (rows[i].sampled)
+			printf("%5.1f%% %5.1f%% ", rows[i].share, rows[i].busy);
+		else
+			printf("%6s %6s ", "-", "-");
+		if (c->has_mem) {
+			mem_text(c->mem_reserved, used);
+			if (c->mem_limit)
+				mem_text(c->mem_limit, lim);
+			else
+				snprintf(lim, sizeof(lim), "none");
+		} else {
+			snprintf(used, sizeof(used), "-");
+			snprintf(lim, sizeof(lim), "-");
+		}
+		printf("%8s %8llu %8s/%-8s\n", dur(c->wait_ns_max, b1, sizeof(b1)),
+		       (unsigned long long)c->overruns, used, lim);
+	}
+	if (i < n)
+		printf("... %zu more\n", n - i);
+}
+
+int sample(struct conn *nl, int64_t gpu, struct gs_client_rec **cl,
+		  size_t *n, uint64_t *t)
+{
+	int err = get_clients(nl, gpu, cl, n);
+
+	*t = now_ns();
+	if (err)
+		return request_failed(nl, err, "listing clients", "");
+	qsort(*cl, *n, sizeof(**cl), cmp_id);
+	return 0;
+}
