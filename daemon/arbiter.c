@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,6 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,20 +36,10 @@
 #include "arbiter_int.h"
 #include "gpusched_ctl.h"
 #include "policyfile.h"
+#include "policyload.h"
 #include "rules.h"
 
 struct arb_state A;
-
-void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("gpuschedd: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 uint64_t now_ns(void)
 {
@@ -68,7 +56,7 @@ static void accept_pause(bool pause)
 	if (A.accept_paused == pause)
 		return;
 	if (epoll_ctl(A.epfd, EPOLL_CTL_MOD, A.lfd, &ev))
-		logmsg("epoll_ctl: %s", strerror(errno));
+		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 	else
 		A.accept_paused = pause;
 }
@@ -138,7 +126,7 @@ void on_timer(void)
 	struct arb_client *c;
 
 	if (read(A.tfd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		logmsg("timerfd: %s", strerror(errno));
+		gs_log(LOG_ERR, "timerfd: %s", strerror(errno));
 	if (A.metrics)
 		gs_metrics_dispatch(A.metrics);	/* drops peers that timed out */
 	for (struct arb_dev *d = A.devs; d; d = d->next) {
@@ -176,7 +164,7 @@ void dev_apply_policy(struct arb_dev *d)
 	if (A.pol)
 		gs_policy_gpu_params(A.pol, d->uuid, &p);
 	if (gs_pol_set_dev_params(&d->pol, &p, now, &fx))
-		logmsg("gpu%u: the policy's knobs are out of range; keeping the defaults",
+		gs_log(LOG_WARNING, "gpu%u: the policy's knobs are out of range; keeping the defaults",
 		       d->index);
 	apply(d, &fx, now);
 }
@@ -224,14 +212,13 @@ void client_apply_policy(struct arb_client *c)
 		return;
 	if (client_admin_set(c, &p)) {
 		A.st.apply_errors++;
-		logmsg("gpu%u: pid %d: rule %s not applied", c->dev->index,
+		gs_log(LOG_ERR, "gpu%u: pid %d: rule %s not applied", c->dev->index,
 		       (int)c->cred.pid, rule);
 		return;
 	}
 	A.st.applied++;
-	if (A.o->verbose)
-		logmsg("gpu%u: pid %d: rule %s applied", c->dev->index,
-		       (int)c->cred.pid, rule);
+	gs_log(LOG_DEBUG, "gpu%u: pid %d: rule %s applied", c->dev->index,
+	       (int)c->cred.pid, rule);
 }
 
 /*
@@ -240,42 +227,15 @@ void client_apply_policy(struct arb_client *c)
  */
 static int policy_load(bool reload)
 {
-	struct gs_policy *pol;
+	const struct gs_policy_source src = {
+		.path = A.o->config, .given = A.o->config_given,
+		.absent = "defaults for every client",
+	};
 	struct arb_client *c;
 	struct arb_dev *d;
-	uint64_t *hits;
-	char err[1024];
-	struct stat st;
-	bool absent = false;
 
-	if (!A.o->config_given && stat(A.o->config, &st) && errno == ENOENT) {
-		absent = true;
-		pol = gs_policy_parse(A.o->config, "", 0, err, sizeof(err));
-	} else {
-		pol = gs_policy_load(A.o->config, err, sizeof(err));
-	}
-	hits = pol ? calloc(pol->nr_rules + 1, sizeof(*hits)) : NULL;
-	if (!hits) {
-		if (pol)
-			snprintf(err, sizeof(err), "out of memory");
-		gs_policy_free(pol);
-		A.st.last_reload_ok = false;
-		A.st.reloads_failed += reload;
-		logmsg("%s%s", err, reload ? "; keeping the policy in force" : "");
+	if (gs_policy_reload(&src, reload, &A.pol, &A.rule_hits, &A.st))
 		return -1;
-	}
-	gs_policy_free(A.pol);
-	free(A.rule_hits);
-	A.pol = pol;
-	A.rule_hits = hits;
-	A.st.last_reload_ok = true;
-	A.st.last_reload_ok_time = (double)time(NULL);
-	A.st.reloads_ok += reload;
-	if (absent)
-		logmsg("no policy file %s: defaults for every client", A.o->config);
-	else
-		logmsg("%s %s: %zu rules", reload ? "reloaded" : "loaded", A.o->config,
-		       pol->nr_rules);
 	for (d = A.devs; d; d = d->next)
 		dev_apply_policy(d);
 	for (c = A.clients.next; c != &A.clients; c = c->next)
@@ -361,9 +321,10 @@ void client_close(struct arb_client *c, const char *why)
 		else
 			d->last = c->dprev;
 		gs_pol_client_exit(&c->dev->pol, &c->pol, now, &fx);
-		if (A.o->verbose || why)
-			logmsg("gpu%u: pid %d detached%s%s", c->dev->index,
-			       (int)c->cred.pid, why ? ": " : "", why ? why : "");
+		/* With a reason always; a plain close with --verbose. */
+		gs_log(why ? LOG_INFO : LOG_DEBUG, "gpu%u: pid %d detached%s%s",
+		       c->dev->index, (int)c->cred.pid, why ? ": " : "",
+		       why ? why : "");
 		apply(c->dev, &fx, now);
 	}
 	if (c->page)
@@ -411,7 +372,7 @@ static void on_accept(void)
 		 */
 		if (!A.accept_warned_ns ||
 		    now_ns() - A.accept_warned_ns >= ACCEPT_WARN_NS) {
-			logmsg("accept: %s; not accepting connections until a client leaves (%u connected)",
+			gs_log(LOG_WARNING, "accept: %s; not accepting connections until a client leaves (%u connected)",
 			       strerror(errno), A.nr_clients);
 			A.accept_warned_ns = now_ns();
 		}
@@ -425,14 +386,14 @@ static void on_accept(void)
 	}
 	c->fd = fd;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->cred, &len)) {
-		logmsg("SO_PEERCRED: %s", strerror(errno));
+		gs_log(LOG_ERR, "SO_PEERCRED: %s", strerror(errno));
 		close(fd);
 		free(c);
 		return;
 	}
 	ev.data.ptr = c;
 	if (epoll_ctl(A.epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		logmsg("epoll_ctl: %s", strerror(errno));
+		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		close(fd);
 		free(c);
 		return;
@@ -460,7 +421,7 @@ static void raise_nofile(void)
 		return;
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
-		logmsg("cannot raise the descriptor limit: %s", strerror(errno));
+		gs_log(LOG_WARNING, "cannot raise the descriptor limit: %s", strerror(errno));
 }
 
 /*
@@ -476,7 +437,7 @@ static int set_rt(unsigned int prio)
 	struct sched_param sp = { .sched_priority = (int)prio };
 
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp)) {
-		logmsg("--rt-priority %u: %s%s", prio, strerror(errno),
+		gs_log(LOG_ERR, "--rt-priority %u: %s%s", prio, strerror(errno),
 		       errno == EPERM ? " (needs CAP_SYS_NICE)" : "");
 		return -1;
 	}
@@ -491,13 +452,14 @@ int arbiter_run(const struct arb_options *o)
 	bool stop = false;
 
 	A.o = o;
+	gs_log_init("gpuschedd", o->verbose ? LOG_DEBUG : LOG_INFO);
 	A.started_ns = now_ns();
 	A.lfd = A.sfd = A.tfd = A.epfd = -1;
 	raise_nofile();
 	A.clients.next = A.clients.prev = &A.clients;
 	A.future_write_seal = probe_future_write_seal();
 	if (!A.future_write_seal)
-		logmsg("this kernel has no F_SEAL_FUTURE_WRITE: clients could map their status page writable (harmless to others)");
+		gs_log(LOG_WARNING, "this kernel has no F_SEAL_FUTURE_WRITE: clients could map their status page writable (harmless to others)");
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -510,7 +472,7 @@ int arbiter_run(const struct arb_options *o)
 	A.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	A.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (A.epfd < 0 || A.sfd < 0 || A.tfd < 0) {
-		logmsg("setup: %s", strerror(errno));
+		gs_log(LOG_ERR, "setup: %s", strerror(errno));
 		goto out;
 	}
 	if (policy_load(false))
@@ -520,25 +482,25 @@ int arbiter_run(const struct arb_options *o)
 	if (listen_socket(o->socket_path))
 		goto out;
 	if (add_fd(A.lfd, &A.lfd) || add_fd(A.sfd, &A.sfd) || add_fd(A.tfd, &A.tfd)) {
-		logmsg("epoll_ctl: %s", strerror(errno));
+		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		goto out_unlink;
 	}
 	if (o->metrics_addr) {
 		char err[512];
 
-		A.metrics = gs_metrics_open(o->metrics_addr, render_metrics, NULL,
-					    err, sizeof(err));
+		A.metrics = gs_metrics_open(o->metrics_addr, gs_metrics_page_render,
+					    &arb_metrics_page, err, sizeof(err));
 		if (!A.metrics) {
-			logmsg("%s", err);
+			gs_log(LOG_ERR, "%s", err);
 			goto out_unlink;
 		}
 		if (add_fd(gs_metrics_fd(A.metrics), &A.metrics)) {
-			logmsg("epoll_ctl: %s", strerror(errno));
+			gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 			goto out_unlink;
 		}
-		logmsg("metrics on http://%s/metrics", o->metrics_addr);
+		gs_log(LOG_INFO, "metrics on http://%s/metrics", o->metrics_addr);
 	}
-	logmsg("arbiter listening on %s (slice %llu us, grace %llu us)",
+	gs_log(LOG_NOTICE, "arbiter listening on %s (slice %llu us, grace %llu us)",
 	       o->socket_path, (unsigned long long)(o->params.slice_ns / 1000),
 	       (unsigned long long)(o->params.grace_ns / 1000));
 
@@ -562,7 +524,7 @@ int arbiter_run(const struct arb_options *o)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			logmsg("epoll_wait: %s", strerror(errno));
+			gs_log(LOG_ERR, "epoll_wait: %s", strerror(errno));
 			goto out_unlink;
 		}
 		for (int i = 0; i < n; i++) {
@@ -582,7 +544,7 @@ int arbiter_run(const struct arb_options *o)
 						policy_load(true);
 						continue;
 					}
-					logmsg("signal %u: exiting (%.3f s of CPU in %.1f s)",
+					gs_log(LOG_NOTICE, "signal %u: exiting (%.3f s of CPU in %.1f s)",
 					       si.ssi_signo, cpu_s(),
 					       (now_ns() - A.started_ns) / 1e9);
 					stop = true;

@@ -136,39 +136,30 @@ static void client_wire(const struct gs_client_rec *r,
 	w->mem_refused = r->mem_refused;
 }
 
-/* The metrics page: the module's metric names, from the arbiter's state. */
-int render_metrics(void *arg, FILE *f)
+/* The metrics page's records: the module's, from the arbiter's state. */
+static int metrics_records(void *arg, struct gs_gpu_rec **gpus, size_t *ng,
+			   struct gs_client_rec **cl, size_t *nc)
 {
-	struct gs_metrics_data md = { .st = &A.st };
-	struct gs_client_rec *cl = NULL;
-	struct gs_gpu_rec *gpus = NULL;
 	uint64_t now = now_ns();
-	size_t nc = 0, ng = 0;
 
 	(void)arg;
-	gpus = calloc(A.nr_devs + 1, sizeof(*gpus));
-	cl = calloc(A.nr_clients + 1, sizeof(*cl));
-	if (!gpus || !cl) {
-		free(gpus);
-		free(cl);
+	*gpus = calloc(A.nr_devs + 1, sizeof(**gpus));
+	*cl = calloc(A.nr_clients + 1, sizeof(**cl));
+	if (!*gpus || !*cl)
 		return -ENOMEM;
-	}
+	*ng = *nc = 0;
 	for (struct arb_dev *d = A.devs; d; d = d->next) {
-		dev_snap(d, &gpus[ng++]);
+		dev_snap(d, &(*gpus)[(*ng)++]);
 		for (struct arb_client *c = d->first; c; c = c->dnext)
-			client_snap(c, now, &cl[nc++]);
+			client_snap(c, now, &(*cl)[(*nc)++]);
 	}
-	A.st.pol = A.pol;
-	A.st.rule_hits = A.rule_hits;
-	md.gpus = gpus;
-	md.nr_gpus = ng;
-	md.clients = cl;
-	md.nr_clients = nc;
-	gs_metrics_format(f, &md);
-	free(gpus);
-	free(cl);
 	return 0;
 }
+
+struct gs_metrics_page arb_metrics_page = {
+	.records = metrics_records,
+	.st = &A.st,
+};
 
 /* ------------------------------------------------------------------ */
 /* Control connections (gpusched_ctl.h) */
@@ -353,7 +344,7 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 	apply(d, &fx, now);
 	for (struct arb_client *c = d->first; c; c = c->dnext)
 		status_sync(c, now);	/* the grace time is on every page */
-	logmsg("gpu%u: knobs set by gpuschedctl", d->index);
+	gs_log(LOG_INFO, "gpu%u: knobs set by gpuschedctl", d->index);
 	return 0;
 }
 

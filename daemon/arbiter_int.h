@@ -19,6 +19,7 @@
 #include <gpusched/arbiter_wire.h>
 
 #include "arbiter.h"
+#include "dlog.h"
 #include "metrics.h"
 #include "policy.h"
 
@@ -103,8 +104,7 @@ static inline struct arb_client *to_client(struct gs_pol_client *pc)
 	return container_of(pc, struct arb_client, pol);
 }
 
-/* arbiter.c: the event loop, connections and the policy file */
-void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* arbiter.c: the event loop, connections and the policy file; dlog.h logs */
 uint64_t now_ns(void);
 /* Watch @c for what its state lets it do next (see the function). */
 void watch_update(struct arb_client *c);
@@ -136,7 +136,8 @@ void ctl_event(uint16_t cmd, struct arb_client *c);
 int ctl_flush(struct arb_client *c);
 /* The @n bytes of @msg, which start with the control magic, answered. */
 void ctl_request(struct arb_client *c, const void *msg, size_t n, bool trunc);
-int render_metrics(void *arg, FILE *f);
+/* The metrics page, for gs_metrics_page_render(). */
+extern struct gs_metrics_page arb_metrics_page;
 
 /* arbiter_socket.c: the listening socket at its path */
 int listen_socket(const char *path);

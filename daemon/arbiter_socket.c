@@ -26,34 +26,34 @@ static int claim_path(const char *path)
 	if (lstat(path, &sb)) {
 		if (errno == ENOENT)
 			return 0;
-		logmsg("%s: %s", path, strerror(errno));
+		gs_log(LOG_ERR, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (!S_ISSOCK(sb.st_mode)) {
-		logmsg("%s exists and is not a socket; not touching it", path);
+		gs_log(LOG_ERR, "%s exists and is not a socket; not touching it", path);
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		logmsg("socket: %s", strerror(errno));
+		gs_log(LOG_ERR, "socket: %s", strerror(errno));
 		return -1;
 	}
 	err = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
 	close(fd);
 	if (!err) {
-		logmsg("another arbiter is listening on %s; exiting", path);
+		gs_log(LOG_ERR, "another arbiter is listening on %s; exiting", path);
 		return -1;
 	}
 	if (err != ECONNREFUSED) {
-		logmsg("%s: %s; not replacing it", path, strerror(err));
+		gs_log(LOG_ERR, "%s: %s; not replacing it", path, strerror(err));
 		return -1;
 	}
 	if (unlink(path) && errno != ENOENT) {
-		logmsg("cannot remove the stale socket %s: %s", path, strerror(errno));
+		gs_log(LOG_ERR, "cannot remove the stale socket %s: %s", path, strerror(errno));
 		return -1;
 	}
-	logmsg("removed the stale socket %s", path);
+	gs_log(LOG_NOTICE, "removed the stale socket %s", path);
 	return 0;
 }
 
@@ -69,7 +69,7 @@ static int make_dir(const char *path)
 	*slash = '\0';
 	/* Like /dev: anyone may reach the socket, only root may replace it. */
 	if (mkdir(dir, 0755) && errno != EEXIST) {
-		logmsg("cannot create %s: %s", dir, strerror(errno));
+		gs_log(LOG_ERR, "cannot create %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -82,7 +82,7 @@ int listen_socket(const char *path)
 	mode_t old;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		logmsg("socket path %s is too long (at most %zu bytes)", path,
+		gs_log(LOG_ERR, "socket path %s is too long (at most %zu bytes)", path,
 		       sizeof(sa.sun_path) - 1);
 		return -1;
 	}
@@ -91,19 +91,19 @@ int listen_socket(const char *path)
 	strcpy(sa.sun_path, path);
 	A.lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (A.lfd < 0) {
-		logmsg("socket: %s", strerror(errno));
+		gs_log(LOG_ERR, "socket: %s", strerror(errno));
 		return -1;
 	}
 	old = umask(0);
 	if (bind(A.lfd, (struct sockaddr *)&sa, sizeof(sa))) {
 		umask(old);
-		logmsg("bind %s: %s", path, strerror(errno));
+		gs_log(LOG_ERR, "bind %s: %s", path, strerror(errno));
 		return -1;
 	}
 	umask(old);
 	/* Any local user may connect, as anyone may open /dev/gpusched. */
 	if (chmod(path, 0666) || stat(path, &sb) || listen(A.lfd, 128)) {
-		logmsg("%s: %s", path, strerror(errno));
+		gs_log(LOG_ERR, "%s: %s", path, strerror(errno));
 		unlink(path);
 		return -1;
 	}

@@ -99,7 +99,7 @@ void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
 		struct arb_client *c = to_client(fx->revoked);
 
 		status_sync(c, now);
-		logmsg("gpu%u: pid %d did not yield within %llu us: revoked",
+		gs_log(LOG_WARNING, "gpu%u: pid %d did not yield within %llu us: revoked",
 		       d->index, (int)c->cred.pid,
 		       (unsigned long long)(d->pol.p.grace_ns / 1000));
 		A.st.events[2]++;
@@ -305,9 +305,8 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	gs_pol_client_init(&d->pol, &c->pol, now);
 	gs_mem_attach(&c->pol, a->mem_total);
 	status_sync(c, now);
-	if (A.o->verbose)
-		logmsg("gpu%u: pid %d uid %d attached", d->index,
-		       (int)c->cred.pid, (int)c->cred.uid);
+	gs_log(LOG_DEBUG, "gpu%u: pid %d uid %d attached", d->index,
+	       (int)c->cred.pid, (int)c->cred.uid);
 	A.st.events[0]++;
 	ctl_event(GPUSCHED_CTL_EV_ATTACH, c);
 	client_apply_policy(c);

@@ -649,6 +649,34 @@ void gs_metrics_format(FILE *f, const struct gs_metrics_data *d)
 		format_daemon(f, d->st);
 }
 
+static int cmp_client_id(const void *a, const void *b)
+{
+	const struct gs_client_rec *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int gs_metrics_page_render(void *arg, FILE *f)
+{
+	const struct gs_metrics_page *page = arg;
+	struct gs_metrics_data d = { .st = page->st };
+	struct gs_client_rec *cl = NULL;
+	struct gs_gpu_rec *gpus = NULL;
+	int err;
+
+	err = page->records(page->arg, &gpus, &d.nr_gpus, &cl, &d.nr_clients);
+	if (!err) {
+		if (d.nr_clients)
+			qsort(cl, d.nr_clients, sizeof(*cl), cmp_client_id);
+		d.gpus = gpus;
+		d.clients = cl;
+		gs_metrics_format(f, &d);
+	}
+	free(gpus);
+	free(cl);
+	return err;
+}
+
 /* --- driven by an epoll loop --- */
 
 /*

@@ -28,7 +28,7 @@ struct gs_daemon_stats {
 	bool last_reload_ok;
 	double last_reload_ok_time;	/* Unix time */
 	bool family;			/* the module's family is there */
-	const struct gs_policy *pol;
+	const struct gs_policy *pol;	/* in force (gs_policy_reload() sets it) */
 	const uint64_t *rule_hits;	/* per rule of pol */
 };
 
@@ -44,6 +44,33 @@ void gs_metrics_format(FILE *f, const struct gs_metrics_data *d);
 
 /* Writes the metrics page into @f; 0, or -errno (served as 503). */
 typedef int gs_metrics_render_fn(void *arg, FILE *f);
+
+/*
+ * A mode's records of its GPUs and clients, in arrays it malloc()s; the
+ * caller frees both, whatever is returned. 0, or -errno.
+ */
+typedef int gs_metrics_records_fn(void *arg, struct gs_gpu_rec **gpus,
+				  size_t *nr_gpus, struct gs_client_rec **clients,
+				  size_t *nr_clients);
+
+/* What the metrics page of either mode shows: its records and counters. */
+struct gs_metrics_page {
+	gs_metrics_records_fn *records;
+	void *arg;			/* for records() */
+	const struct gs_daemon_stats *st;
+};
+
+/**
+ * gs_metrics_page_render() - the metrics page of either mode of gpuschedd
+ * @arg: a struct gs_metrics_page
+ * @f: written to
+ *
+ * A gs_metrics_render_fn for gs_metrics_open(): the records that
+ * page->records() gives, clients in id order, and the daemon's counters.
+ *
+ * Return: 0, or what records() returned.
+ */
+int gs_metrics_page_render(void *arg, FILE *f);
 
 struct gs_metrics;
 

@@ -12,7 +12,7 @@ GSD_NL_LIBS := $(or $(shell pkg-config --libs $(GSD_NL_PKG) 2>/dev/null),-lnl-ge
 
 # The netlink mode's objects, linked into gpuschedd next to the arbiter.
 GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o procfs.o \
-	policyfile.o knobs.o dlog.o)
+	policyfile.o policyload.o knobs.o dlog.o)
 # gpuschedctl: daemon/ctl/, one file per command, and what it shares with
 # the daemon.
 GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/ctl/,main.o conn.o util.o rows.o status.o \

@@ -32,6 +32,7 @@
 #include "metrics.h"
 #include "nlmode.h"
 #include "policyfile.h"
+#include "policyload.h"
 #include "rules.h"
 
 struct client_ent {
@@ -546,78 +547,39 @@ static void on_event(void *arg, enum gs_nl_event_kind kind,
 	}
 }
 
-static int render_metrics(void *arg, FILE *f)
+/* The metrics page's records: the module's, while it is there. */
+static int metrics_records(void *arg, struct gs_gpu_rec **gpus, size_t *ng,
+			   struct gs_client_rec **cl, size_t *nc)
 {
-	struct gs_metrics_data d = { .st = &D.st };
-	struct gs_client_rec *cl = NULL;
-	struct gs_gpu_rec *gpus = NULL;
-	int err = 0;
+	int err;
 
 	(void)arg;
-	D.st.pol = D.pol;
-	D.st.rule_hits = D.rule_hits;
-	if (D.nl) {
-		err = gs_nl_get_gpus(D.nl, &gpus, &d.nr_gpus);
-		if (!err)
-			err = gs_nl_get_clients(D.nl, -1, &cl, &d.nr_clients);
-		if (err) {
-			gs_log(LOG_WARNING, "metrics: %s", errtext(err));
-			goto out;
-		}
-		if (d.nr_clients)
-			qsort(cl, d.nr_clients, sizeof(*cl), cmp_id);
-	}
-	d.gpus = gpus;
-	d.clients = cl;
-	gs_metrics_format(f, &d);
-out:
-	free(gpus);
-	free(cl);
+	if (!D.nl)
+		return 0;
+	err = gs_nl_get_gpus(D.nl, gpus, ng);
+	if (!err)
+		err = gs_nl_get_clients(D.nl, -1, cl, nc);
+	if (err)
+		gs_log(LOG_WARNING, "metrics: %s", errtext(err));
 	return err;
 }
+
+static struct gs_metrics_page metrics_page = {
+	.records = metrics_records,
+	.st = &D.st,
+};
 
 /* Load the policy file; the old policy stays unless this one is good. */
 static int policy_load(bool reload)
 {
-	struct gs_policy *pol;
-	uint64_t *hits;
-	char err[1024];
-	struct stat st;
+	const struct gs_policy_source src = {
+		.path = D.config, .given = D.config_given,
+		.absent = "no rules, GPU knobs left as they are",
+	};
 
-	/* Without a file at the default path: no rules, knobs untouched. */
-	if (!D.config_given && stat(D.config, &st) && errno == ENOENT)
-		pol = gs_policy_parse(D.config, "", 0, err, sizeof(err));
-	else
-		pol = gs_policy_load(D.config, err, sizeof(err));
-	hits = pol ? calloc(pol->nr_rules + 1, sizeof(*hits)) : NULL;
-	if (!hits) {
-		if (pol)
-			snprintf(err, sizeof(err), "out of memory");
-		gs_policy_free(pol);
-		D.st.last_reload_ok = false;
-		if (reload) {
-			D.st.reloads_failed++;
-			gs_log(LOG_ERR, "%s; keeping the policy in force", err);
-		} else {
-			gs_log(LOG_ERR, "%s", err);
-		}
+	if (gs_policy_reload(&src, reload, &D.pol, &D.rule_hits, &D.st))
 		return -1;
-	}
-	gs_policy_free(D.pol);
-	free(D.rule_hits);
-	D.pol = pol;
-	D.rule_hits = hits;
 	D.gen++;
-	D.st.last_reload_ok = true;
-	D.st.last_reload_ok_time = (double)time(NULL);
-	D.st.reloads_ok += reload;
-	if (!D.config_given && stat(D.config, &st))
-		gs_log(LOG_NOTICE, "no policy file %s: no rules, GPU knobs left as they are",
-		       D.config);
-	else
-		gs_log(LOG_NOTICE, "%s %s: %zu rules, %zu GPU sections%s",
-		       reload ? "reloaded" : "loaded", D.config, pol->nr_rules,
-		       pol->nr_gpus, pol->gpu_all.mask ? " and [gpu]" : "");
 	return 0;
 }
 
@@ -672,8 +634,8 @@ static int run(void)
 		return 1;
 	}
 	if (D.metrics_addr) {
-		D.metrics = gs_metrics_open(D.metrics_addr, render_metrics, NULL,
-					    err, sizeof(err));
+		D.metrics = gs_metrics_open(D.metrics_addr, gs_metrics_page_render,
+					    &metrics_page, err, sizeof(err));
 		if (!D.metrics) {
 			gs_log(LOG_ERR, "%s", err);
 			goto out;
