@@ -8,16 +8,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "arbiter_int.h"
 #include "gpusched_ctl.h"
+#include "rules.h"
 
 _Static_assert(sizeof(struct gpusched_client_info) <= GPUSCHED_WIRE_MAX &&
 	       sizeof(struct gpusched_acquire) <= GPUSCHED_WIRE_MAX,
@@ -230,49 +229,6 @@ bool probe_future_write_seal(void)
 	return ok;
 }
 
-/*
- * What the module reports of a client that the socket does not tell: its
- * command name and cgroup id (the inode of its cgroup v2 directory), read
- * once at attach. Best effort: a process in another mount or pid namespace
- * may not be found; then "?" and 0.
- */
-static void proc_identify(struct arb_client *c)
-{
-	char path[64], line[PATH_MAX + 8], *nl;
-	struct stat sb;
-	FILE *f;
-
-	strcpy(c->comm, "?");
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->cred.pid);
-	f = fopen(path, "re");
-	if (f) {
-		if (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			line[sizeof(c->comm) - 1] = '\0';	/* TASK_COMM_LEN */
-			memcpy(c->comm, line, strlen(line) + 1);
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)c->cred.pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char dir[PATH_MAX + 32];
-
-		if (strncmp(line, "0::/", 4))
-			continue;
-		nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", line + 3);
-		if (!stat(dir, &sb))
-			c->cgroup_id = sb.st_ino;
-		break;
-	}
-	fclose(f);
-}
-
 static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 {
 	int memfd = -1, err;
@@ -295,7 +251,8 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	now = now_ns();
 	c->dev = d;
 	c->id = ++A.next_id;
-	proc_identify(c);
+	/* What the socket does not tell: the command and cgroup. */
+	gs_proc_identify(c->cred.pid, c->comm, &c->cgroup_id);
 	c->dprev = d->last;
 	if (d->last)
 		d->last->dnext = c;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "rules.h"
 
@@ -201,6 +202,25 @@ void gs_proc_release(struct gs_proc *p)
 	free(p->groups);
 	p->groups = NULL;
 	p->nr_groups = 0;
+}
+
+void gs_proc_identify(pid_t pid, char comm[GS_COMM_LEN], uint64_t *cgroup_id)
+{
+	char dir[sizeof("/sys/fs/cgroup") + PATH_MAX];
+	struct gs_proc p;
+	struct stat sb;
+
+	gs_proc_init(&p, pid, 0, 0, NULL);
+	load_comm(&p);
+	snprintf(comm, GS_COMM_LEN, "%s", p.comm[0] ? p.comm : "?");
+	*cgroup_id = 0;
+	load_cgroup(&p);
+	if (p.known & (1U << GS_MATCH_CGROUP)) {
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", p.cgroup);
+		if (!stat(dir, &sb))
+			*cgroup_id = sb.st_ino;
+	}
+	gs_proc_release(&p);
 }
 
 int gs_rules_classify(const struct gs_policy *pol, pid_t pid, uid_t uid,

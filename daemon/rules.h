@@ -19,12 +19,14 @@
 #include "policyfile.h"
 
 #define GS_LABEL_ENV	"GPUSCHED_LABEL"
+/* A command name with its NUL, as the kernel keeps it (TASK_COMM_LEN). */
+#define GS_COMM_LEN	16
 
 /* What the rules may look at, for one process. */
 struct gs_proc {
 	pid_t pid;
 	uint32_t uid, gid;
-	char comm[16];			/* as the kernel reports it */
+	char comm[GS_COMM_LEN];		/* as the kernel reports it */
 	const char *proc;		/* "/proc"; tests point it elsewhere */
 	unsigned int loaded;		/* 1 << enum gs_match_kind: looked up */
 	unsigned int known;		/* ... and found */
@@ -55,6 +57,18 @@ void gs_proc_init_facts(struct gs_proc *p, uint32_t uid, uint32_t gid,
 /* The first rule of @pol that matches @p, or NULL. */
 const struct gs_rule *gs_rules_match(const struct gs_policy *pol,
 				     struct gs_proc *p);
+
+/**
+ * gs_proc_identify() - what the module reports of a client, from /proc
+ * @pid: the client's process
+ * @comm: its command name, truncated as the kernel's; "?" if unreadable
+ * @cgroup_id: the inode of its cgroup v2 directory; 0 if unknown
+ *
+ * For a token service that learns only a client's pid, uid and gid (the
+ * arbiter, from SO_PEERCRED). Best effort: a process in another mount or
+ * pid namespace may not be found.
+ */
+void gs_proc_identify(pid_t pid, char comm[GS_COMM_LEN], uint64_t *cgroup_id);
 
 /*
  * procfs.c: for a token service that learns of a new client (the arbiter, from

@@ -91,6 +91,15 @@ sys.exit(sorted(x["label"] for x in c) != ["job-100", "job-200", "job-400"] or
          any(x["label"] != "job-%d" % x["weight"] for x in c))
 PY
 
+# The arbiter reads what SO_PEERCRED does not tell from /proc (procfs.c):
+# the command name (above) and the inode of the cgroup v2 entry's directory.
+for w in 100 200 400; do
+	pid=$(cat "$T/w$w.pid")
+	ino=$(stat -c %i "/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$pid/cgroup")")
+	check "clients --json: weight $w's cgroup id is its cgroup's inode ($ino)" \
+		grep -q "\"pid\":$pid,[^}]*\"cgroup_id\":$ino," "$T/clients.json"
+done
+
 ctl top -n 1 -i 0.5 >"$T/top.out" 2>&1
 check "top prints a refresh against the arbiter" grep -q '^gpuschedctl top - .* 3 clients' "$T/top.out"
 ctl --json top -n 2 -i 0.3 >"$T/top.json" 2>&1
