@@ -53,17 +53,6 @@ static void dev_snap(const struct arb_dev *d, struct gs_gpu_rec *r)
 			      d->pol.holder->held_ns;
 }
 
-static uint32_t client_state(const struct arb_client *c)
-{
-	static const uint32_t states[] = {
-		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
-		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
-		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
-	};
-
-	return c->dev ? states[c->pol.state] : GPUSCHED_STATE_DETACHED;
-}
-
 static void client_snap(const struct arb_client *c, uint64_t now,
 			struct gs_client_rec *r)
 {
@@ -324,10 +313,11 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 		return -EOPNOTSUPP;
 	if (a->reserved[0] || a->reserved[1])
 		return -EINVAL;
-	/* The ranges of the module's netlink policy: one table, knobs.c. */
+	/* The ranges of the module's netlink policy: the policy's own table. */
 	for (k = 0; k < GS_NR_KNOBS; k++)
 		if ((a->mask & (1U << k)) &&
-		    (a->val[k] < gs_knobs[k].min || a->val[k] > gs_knobs[k].max))
+		    (a->val[k] < gs_pol_knobs[k].min ||
+		     a->val[k] > gs_pol_knobs[k].max))
 			return -ERANGE;
 	for (d = A.devs; d && d->index != a->index; d = d->next)
 		;
@@ -351,12 +341,15 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 static int ctl_set_client(const struct gpusched_ctl_set_client *a)
 {
 	const struct gpusched_params *p = &a->params;
-	int matched = 0, err = 0;
+	int matched = 0, err;
 
-	if ((a->flags & ~GPUSCHED_CTL_F_ALL) || (p->mask & ~GS_PARAM_MASK))
+	if (a->flags & ~GPUSCHED_CTL_F_ALL)
 		return -EOPNOTSUPP;
-	if (a->reserved || p->reserved[0] || !p->mask ||
-	    (!a->id && !a->pid))
+	/* SET_PARAMS's checks of the parameters, as the module makes them. */
+	err = gs_pol_check_set_params(p);
+	if (err)
+		return err;
+	if (a->reserved || !p->mask || (!a->id && !a->pid))
 		return -EINVAL;
 	/* The ranges of the module's netlink policy, from the policy itself. */
 	if (gs_pol_check_client_params(

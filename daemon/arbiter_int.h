@@ -121,6 +121,8 @@ void on_request(struct arb_client *c);
 
 /* arbiter_token.c: the token, as kmod/chardev.c and token.c serve it */
 void status_sync(struct arb_client *c, uint64_t now);
+/* @c's state as GET_INFO and the records say it: GPUSCHED_STATE_*. */
+uint32_t client_state(const struct arb_client *c);
 void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 	   int memfd);
 void park(struct arb_client *c, bool on);

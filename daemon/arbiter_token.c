@@ -357,13 +357,20 @@ static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p
 	reply(c, err, NULL, 0, -1);
 }
 
-static void cmd_get_info(struct arb_client *c)
+/* The uapi state of @c, GPUSCHED_STATE_*. */
+uint32_t client_state(const struct arb_client *c)
 {
 	static const uint32_t states[] = {
 		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
 		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
 		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
 	};
+
+	return c->dev ? states[c->pol.state] : GPUSCHED_STATE_DETACHED;
+}
+
+static void cmd_get_info(struct arb_client *c)
+{
 	struct gpusched_client_info info = {
 		.size = sizeof(info),
 		.abi_version = GPUSCHED_ABI_VERSION,
@@ -371,10 +378,9 @@ static void cmd_get_info(struct arb_client *c)
 	};
 	struct gs_pol_client *pc = &c->pol;
 
-	info.state = GPUSCHED_STATE_DETACHED;
+	info.state = client_state(c);
 	if (c->dev) {
 		memcpy(info.uuid, c->dev->uuid, GPUSCHED_UUID_LEN);
-		info.state = states[pc->state];
 		info.weight = pc->weight;
 		info.sched_class = pc->sched_class;
 		info.gpu_ns = pc->gpu_ns;
