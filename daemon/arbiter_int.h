@@ -105,36 +105,48 @@ static inline struct arb_client *to_client(struct gs_pol_client *pc)
 }
 
 /* arbiter.c: the event loop, connections and the policy file; dlog.h logs */
+/* CLOCK_MONOTONIC, in ns: the policy's clock. */
 uint64_t now_ns(void);
 /* Watch @c for what its state lets it do next (see the function). */
 void watch_update(struct arb_client *c);
 /* Close @c's connection: a closed file, as the module releases it. */
 void client_close(struct arb_client *c, const char *why);
+/* Free the clients closed during this batch of events. */
 void free_zombies(void);
 /* The policy file's knobs for @d, its first matching rule for @c. */
 void dev_apply_policy(struct arb_dev *d);
 void client_apply_policy(struct arb_client *c);
 /* An administrator's change to @c (a rule, gpuschedctl). */
 int client_admin_set(struct arb_client *c, const struct gpusched_params *p);
+/* The timer fired: the policy's events and parked requests' deadlines. */
 void on_timer(void);
+/* @c is readable: one request, a client's or a control connection's. */
 void on_request(struct arb_client *c);
 
 /* arbiter_token.c: the token, as kmod/chardev.c and token.c serve it */
+/* Publish @c's state on its status page (a sequence count around it). */
 void status_sync(struct arb_client *c, uint64_t now);
 /* @c's state as GET_INFO and the records say it: GPUSCHED_STATE_*. */
 uint32_t client_state(const struct arb_client *c);
+/* Answer @c's request: @ret, @size bytes of @arg, @memfd (-1: none). */
 void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 	   int memfd);
+/* Hold back (@on) or release @c's reply to a blocking request. */
 void park(struct arb_client *c, bool on);
+/* Tell the clients what the policy decided; after every policy call. */
 void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now);
+/* Set @c's parameters; unless @priv, only lowering its share. */
 int client_set(struct arb_client *c, const struct gpusched_params *p,
 	       bool priv);
+/* Can status pages be sealed against a writable mapping? */
 bool probe_future_write_seal(void);
 /* One request of a client (not a control connection), answered. */
 void token_request(struct arb_client *c, const struct gpusched_wire_req *req);
 
 /* arbiter_ctl.c: gpuschedctl's control protocol, and the metrics page */
+/* Event @cmd about client @c to every subscriber. */
 void ctl_event(uint16_t cmd, struct arb_client *c);
+/* Send what is left of @c's reply: 0, or -errno to close @c. */
 int ctl_flush(struct arb_client *c);
 /* The @n bytes of @msg, which start with the control magic, answered. */
 void ctl_request(struct arb_client *c, const void *msg, size_t n, bool trunc);
@@ -142,7 +154,9 @@ void ctl_request(struct arb_client *c, const void *msg, size_t n, bool trunc);
 extern struct gs_metrics_page arb_metrics_page;
 
 /* arbiter_socket.c: the listening socket at its path */
+/* Listen at @path (A.lfd), claimed from a dead arbiter: 0 or -1, logged. */
 int listen_socket(const char *path);
+/* Remove the socket file at exit if it is still the one we made. */
 void unlink_ours(const char *path);
 
 #endif /* GSD_ARBITER_INT_H */
