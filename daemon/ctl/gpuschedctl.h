@@ -74,6 +74,19 @@ struct row *make_rows(const struct gs_client_rec *prev, size_t nprev,
 		      const struct gs_client_rec *cur, size_t n, uint64_t dt);
 void print_rows_json(const struct row *rows, size_t n, double interval);
 void print_rows(const struct row *rows, size_t n, size_t max_rows);
+/* The options of the client views: clients, and top. */
+struct view_opts {
+	double interval;	/* seconds between the samples */
+	long count;		/* top's refreshes; -1: until stopped */
+	int64_t gpu;		/* -1: every GPU */
+};
+
+/*
+ * Parse the options of clients (-i, -g, -j) or, with @top, of top (also
+ * -n; an interval of at least 0.1 s) into @v, which holds the defaults.
+ * 0, or EXIT_USAGE after saying why.
+ */
+int parse_view_opts(int argc, char **argv, bool top, struct view_opts *v);
 /* The clients of @gpu (< 0: all) sorted by id, and when; 0 or an exit status. */
 int sample(struct conn *nl, int64_t gpu, struct gs_client_rec **cl,
 	   size_t *n, uint64_t *t);

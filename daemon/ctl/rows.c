@@ -3,6 +3,7 @@
  * gpuschedctl: the client table of clients and top, with each client's
  * share of its GPU over an interval.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
@@ -186,5 +187,50 @@ int sample(struct conn *nl, int64_t gpu, struct gs_client_rec **cl,
 	if (err)
 		return request_failed(nl, err, "listing clients", "");
 	qsort(*cl, *n, sizeof(**cl), cmp_id);
+	return 0;
+}
+
+int parse_view_opts(int argc, char **argv, bool top, struct view_opts *v)
+{
+	/* clients takes these but the first. */
+	static const struct option opts[] = {
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "gpu", required_argument, NULL, 'g' },
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 }
+	};
+	const char *cmd = top ? "top" : "clients";
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, top ? "+i:n:g:j" : "+i:g:j",
+				top ? opts : opts + 1, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (parse_seconds("--interval", optarg, &v->interval))
+				return EXIT_USAGE;
+			if (top && v->interval < 0.1)
+				return usage_error("--interval: at least 0.1 s");
+			break;
+		case 'n':
+			v->count = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v->count < 1)
+				return usage_error("--iterations \"%s\": expected a count of at least 1",
+						   optarg);
+			break;
+		case 'g':
+			if (parse_gpu_opt(optarg, &v->gpu))
+				return EXIT_USAGE;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return usage_error("%s: unknown option", cmd);
+		}
+	}
+	if (optind < argc)
+		return usage_error("%s: unexpected argument \"%s\"", cmd, argv[optind]);
 	return 0;
 }

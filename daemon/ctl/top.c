@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* gpuschedctl top: a live view of the clients. */
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,51 +26,16 @@ static void restore_tty(void)
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "gpu", required_argument, NULL, 'g' },
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 }
-	};
+	struct view_opts v = { .interval = 2, .count = -1, .gpu = -1 };
 	struct gs_client_rec *prev = NULL, *cur = NULL;
 	size_t nprev = 0, ncur = 0;
-	long count = -1;
-	double interval = 2;
-	int64_t gpu = -1;
 	uint64_t tprev = 0, tcur;
 	struct conn nl;
 	bool live;
-	int c, rc;
-	char *end;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "+i:n:g:j", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (parse_seconds("--interval", optarg, &interval))
-				return EXIT_USAGE;
-			if (interval < 0.1)
-				return usage_error("--interval: at least 0.1 s");
-			break;
-		case 'n':
-			count = strtol(optarg, &end, 10);
-			if (*end || end == optarg || count < 1)
-				return usage_error("--iterations \"%s\": expected a count of at least 1",
-						   optarg);
-			break;
-		case 'g':
-			if (parse_gpu_opt(optarg, &gpu))
-				return EXIT_USAGE;
-			break;
-		case 'j':
-			json = true;
-			break;
-		default:
-			return usage_error("top: unknown option");
-		}
-	}
-	if (optind < argc)
-		return usage_error("top: unexpected argument \"%s\"", argv[optind]);
+	if (parse_view_opts(argc, argv, true, &v))
+		return EXIT_USAGE;
 	rc = connect_ctl(&nl);
 	if (rc)
 		return rc;
@@ -89,8 +53,8 @@ int cmd_top(int argc, char **argv)
 		atexit(restore_tty);
 		fputs("\033[?25l", stdout);	/* hide the cursor */
 	}
-	rc = sample(&nl, gpu, &prev, &nprev, &tprev);
-	while (!rc && !stop && count != 0) {
+	rc = sample(&nl, v.gpu, &prev, &nprev, &tprev);
+	while (!rc && !stop && v.count != 0) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		struct winsize ws = { 0 };
 		struct row *rows;
@@ -99,7 +63,7 @@ int cmd_top(int argc, char **argv)
 
 		/* Sleep the interval, or until a key arrives in the live view. */
 		if (live) {
-			uint64_t end_ns = now_ns() + (uint64_t)(interval * 1e9);
+			uint64_t end_ns = now_ns() + (uint64_t)(v.interval * 1e9);
 			bool quit = false;
 
 			while (!stop && !quit && now_ns() < end_ns) {
@@ -112,11 +76,11 @@ int cmd_top(int argc, char **argv)
 			if (quit)
 				break;
 		} else {
-			sleep_s(interval);
+			sleep_s(v.interval);
 		}
 		if (stop)
 			break;
-		rc = sample(&nl, gpu, &cur, &ncur, &tcur);
+		rc = sample(&nl, v.gpu, &cur, &ncur, &tcur);
 		if (rc)
 			break;
 		rows = make_rows(prev, nprev, cur, ncur, tcur - tprev);
@@ -139,7 +103,7 @@ int cmd_top(int argc, char **argv)
 					rows_max = ws.ws_row - 4;
 			}
 			printf("gpuschedctl top - %s, %zu clients, every %.1f s%s\n\n",
-			       clock, ncur, interval, live ? " (q quits)" : "");
+			       clock, ncur, v.interval, live ? " (q quits)" : "");
 			print_rows(rows, ncur, rows_max);
 			if (!live)
 				printf("\n");
@@ -151,8 +115,8 @@ int cmd_top(int argc, char **argv)
 		nprev = ncur;
 		tprev = tcur;
 		cur = NULL;
-		if (count > 0)
-			count--;
+		if (v.count > 0)
+			v.count--;
 	}
 	restore_tty();
 	free(prev);
