@@ -52,6 +52,11 @@ const char *user_name(uint32_t uid, char *buf, size_t size);
 const char *dur(uint64_t ns, char *buf, size_t size);
 /* "1.5G": bytes, short (powers of 1024); "0" for none. */
 const char *mem_text(uint64_t v, char buf[GS_MEM_TEXT_LEN]);
+/*
+ * @c's memory account as JSON members, each after a comma; null where
+ * the service does not report memory.
+ */
+void print_mem_json(const struct gs_client_rec *c);
 uint64_t now_ns(void);
 int parse_seconds(const char *opt, const char *s, double *out);
 int parse_gpu_opt(const char *s, int64_t *gpu);

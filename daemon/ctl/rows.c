@@ -114,14 +114,7 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 		       (unsigned long long)c->wait_ns_total,
 		       (unsigned long long)c->wait_ns_max,
 		       (unsigned long long)c->overruns, (unsigned long long)c->yields);
-		if (c->has_mem)
-			printf(",\"mem_total\":%llu,\"mem_reserved\":%llu,\"mem_limit\":%llu,\"mem_refused\":%llu",
-			       (unsigned long long)c->mem_total,
-			       (unsigned long long)c->mem_reserved,
-			       (unsigned long long)c->mem_limit,
-			       (unsigned long long)c->mem_refused);
-		else
-			printf(",\"mem_total\":null,\"mem_reserved\":null,\"mem_limit\":null,\"mem_refused\":null");
+		print_mem_json(c);
 		printf(",\"label\":");
 		if (client_label(c, label, sizeof(label)))
 			json_str(label);

@@ -86,6 +86,18 @@ const char *mem_text(uint64_t v, char buf[GS_MEM_TEXT_LEN])
 	return buf;
 }
 
+void print_mem_json(const struct gs_client_rec *c)
+{
+	if (c->has_mem)
+		printf(",\"mem_total\":%llu,\"mem_reserved\":%llu,\"mem_limit\":%llu,\"mem_refused\":%llu",
+		       (unsigned long long)c->mem_total,
+		       (unsigned long long)c->mem_reserved,
+		       (unsigned long long)c->mem_limit,
+		       (unsigned long long)c->mem_refused);
+	else
+		printf(",\"mem_total\":null,\"mem_reserved\":null,\"mem_limit\":null,\"mem_refused\":null");
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -55,14 +55,8 @@ static void print_event(void *arg, enum gs_nl_event_kind kind,
 		       (unsigned long long)c->held_ns,
 		       (unsigned long long)c->overruns);
 		/* At a detach: what the client still had reserved when it went. */
-		if (c->has_mem)
-			printf(",\"mem_total\":%llu,\"mem_reserved\":%llu,\"mem_limit\":%llu,\"mem_refused\":%llu}\n",
-			       (unsigned long long)c->mem_total,
-			       (unsigned long long)c->mem_reserved,
-			       (unsigned long long)c->mem_limit,
-			       (unsigned long long)c->mem_refused);
-		else
-			printf(",\"mem_total\":null,\"mem_reserved\":null,\"mem_limit\":null,\"mem_refused\":null}\n");
+		print_mem_json(c);
+		printf("}\n");
 	} else {
 		printf("%s %-7s gpu%u client %llu pid %u (%s) user %s",
 		       stamp, names[kind], c->gpu, (unsigned long long)c->id,
