@@ -27,6 +27,8 @@
 #   run(command="kernels/h200/mem.sh", timeout_s=300,
 #       carry=["build/libgpusched", "build/daemon", "build/devlibs"])
 #   GS_SECONDS  seconds of each torch-train.py run (default 8)
+#   GS_MEM_PARTS  which of the four parts to run (default "1 2 3 4")
+#   GS_MEM_ROUNDS  rounds of part 3 (default 4)
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/h200-out}
@@ -60,11 +62,18 @@ py() {
 	while [ "$1" != -- ]; do env+=("$1"); shift; done
 	shift
 	local err="$W/${label//\//_}.err"
-	env "${env[@]}" python3 "$ROOT/kernels/$1" "${@:2}" --label "$label" \
+	${PIN:+taskset -c "$PIN"} env "${env[@]}" python3 "$ROOT/kernels/$1" "${@:2}" --label "$label" \
 		>> "$J" 2> "$err"
 	sed "s|^|[$label] |" "$err" >> "$L"
 }
 
+# want N: part N is to run (GS_MEM_PARTS, default all four).
+want() {
+	case " ${GS_MEM_PARTS:-1 2 3 4} " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+if want 1; then
 echo "== 1. a 20 GiB limit, three PyTorch allocators" | tee -a "$L"
 py limit/cudaMalloc "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py oom
 py limit/expandable "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G \
@@ -72,6 +81,9 @@ py limit/expandable "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G \
 py limit/cudaMallocAsync "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G \
 	PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- torch-mem.py oom
 
+fi
+
+if want 2; then
 echo "== 2. a neighbour without a limit beside the limited process" | tee -a "$L"
 py limit/held "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py oom \
 	--ready-file "$W/held" --go-file "$W/go" &
@@ -80,12 +92,15 @@ for _ in $(seq 600); do [ -e "$W/held" ] && break; sleep 0.1; done
 py neighbour/nolimit "${LIB[@]}" -- torch-mem.py neighbour --gib 60
 touch "$W/go"
 wait $held
+fi
 
+if want 3; then
 echo "== 3. allocate and free in a loop: plain and under the library" | tee -a "$L"
 # Processes alternate, plain then library, so that the host's drift (clock,
-# other load) falls on both alike; the summary takes the median of the
-# rounds' ratios.
-for round in 1 2 3 4; do
+# other load) falls on both alike, on one CPU, so that both run where the
+# other did; the summary takes the median of the rounds' ratios.
+PIN=$(($(nproc) - 1))
+for round in $(seq "${GS_MEM_ROUNDS:-4}"); do
 	py "loop/plain/$round" -- torch-mem.py loop --reps 7
 	py "loop/limit/$round" "${LIB[@]}" GPUSCHED_MEM_LIMIT=20G -- torch-mem.py loop --reps 7
 	py "empty50/plain/$round" -- torch-mem.py loop \
@@ -94,6 +109,10 @@ for round in 1 2 3 4; do
 		--iters 5000 --empty-every 50 --reps 7
 done
 
+PIN=
+fi
+
+if want 4; then
 echo "== 4. two training loops, weights 3:1, without and with limits" | tee -a "$L"
 # Alternating too: none, 20G, none, 20G.
 for run in 1 2; do
@@ -110,6 +129,7 @@ for run in 1 2; do
 		wait $a $b
 	done
 done
+fi
 
 python3 - "$J" "$L" <<'PY' | tee "$OUT/summary.txt"
 import json, re, sys
@@ -146,7 +166,7 @@ print("%-34s %12s %12s %8s" % ("", "plain", "library", "diff"))
 import statistics
 for kind, what in (("loop", "caching allocator"), ("empty50", "empty_cache() every 50")):
     diffs = []
-    for rnd in ("1", "2", "3", "4"):
+    for rnd in map(str, range(1, 100)):
         p = by.get("%s/plain/%s" % (kind, rnd))
         q = by.get("%s/limit/%s" % (kind, rnd))
         if p and q:
