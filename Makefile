@@ -33,6 +33,10 @@ Q := @
 MAKEFLAGS += --no-print-directory
 endif
 
+# User-space stand-ins for the kernel's list and rbtree, which kmod/policy.h
+# includes outside the kernel: whatever depends on policy.h depends on them.
+KCOMPAT_HDRS := $(wildcard include/kcompat/*.h)
+
 # Fragments add to these.
 USER_TARGETS :=
 CHECK_TARGETS :=

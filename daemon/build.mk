@@ -7,13 +7,13 @@ GSD_DIR := $(B)/daemon
 GSD_BINS := $(GSD_DIR)/gpuschedd $(GSD_DIR)/gpusched-run
 GSD_CFLAGS = $(USER_CFLAGS) -Idaemon -fPIE
 
-$(GSD_DIR)/%.o: daemon/%.c $(wildcard daemon/*.h daemon/ctl/*.h) kmod/policy.h kmod/gs_abi.h \
+$(GSD_DIR)/%.o: daemon/%.c $(wildcard daemon/*.h daemon/ctl/*.h) kmod/policy.h $(KCOMPAT_HDRS) kmod/gs_abi.h \
 		kmod/uapi/linux/gpusched.h include/gpusched/arbiter_wire.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
 $(GSD_DIR)/policy.o $(GSD_DIR)/mem.o: $(GSD_DIR)/%.o: kmod/%.c kmod/policy.h \
-		kmod/gs_abi.h kmod/uapi/linux/gpusched.h
+		$(KCOMPAT_HDRS) kmod/gs_abi.h kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 

@@ -36,7 +36,7 @@ GSD_UNIT_PF_SRCS := tests/unit/test_policyfile.c daemon/policyfile.c \
 	daemon/rules.c daemon/procfs.c daemon/knobs.c kmod/policy.c kmod/mem.c
 
 $(GSD_UNIT_PF): $(GSD_UNIT_PF_SRCS) tests/unit/tap.h daemon/policyfile.h \
-		daemon/rules.h daemon/knobs.h kmod/policy.h kmod/uapi/linux/gpusched.h
+		daemon/rules.h daemon/knobs.h kmod/policy.h $(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_PF_SRCS)
 

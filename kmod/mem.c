@@ -10,23 +10,16 @@
  * closed file or a dead process holds nothing. The uapi header's "Device
  * memory" section states the rules these functions implement.
  */
-#ifdef __KERNEL__
 #include <linux/errno.h>
-#include <linux/math64.h>
-#define gs_mem_div(a, b)	div_u64((a), (b))
-#else
-#include <errno.h>
-#define gs_mem_div(a, b)	((a) / (b))
-#endif
 #include <linux/gpusched.h>
 #include "policy.h"
 
 /* @pct percent of @total, at least one byte (0 would read as no limit). */
 static u64 gs_mem_pct(u64 total, u32 pct)
 {
-	u64 hundredths = gs_mem_div(total, 100);
+	u64 hundredths = div_u64(total, 100);
 	u64 rest = total - hundredths * 100;
-	u64 v = hundredths * pct + gs_mem_div(rest * pct, 100);
+	u64 v = hundredths * pct + div_u64(rest * pct, 100);
 
 	return v ? v : 1;
 }
@@ -175,13 +168,10 @@ int gs_mem_return(struct gs_pol_client *c, u64 bytes)
  */
 u64 gs_mem_dev_reserved(const struct gs_pol_dev *d)
 {
-	const struct gs_pol_link *l;
+	const struct gs_pol_client *c;
 	u64 sum = 0;
 
-	for (l = d->clients.next; l != &d->clients; l = l->next) {
-		const struct gs_pol_client *c = (const struct gs_pol_client *)
-			((const char *)l - offsetof(struct gs_pol_client, node));
-
+	list_for_each_entry(c, &d->clients, node) {
 		sum = sum + c->mem.reserved < sum ? ~(u64)0 :
 		      sum + c->mem.reserved;
 	}

@@ -4,16 +4,11 @@
  * and optional caps. See policy.h for the calling rules and
  * Documentation/design.md for the policy and its invariants.
  */
-#ifdef __KERNEL__
 #include <linux/errno.h>
-#include <linux/math64.h>
-#define gs_div64(a, b)	div64_u64((a), (b))
-#else
-#include <errno.h>
-#define gs_div64(a, b)	((a) / (b))
-#endif
 #include <linux/gpusched.h>
 #include "policy.h"
+
+#define gs_div64(a, b)	div64_u64((a), (b))
 
 /* Priority ranks, best first. A batch waiter that starved is served next. */
 enum {
@@ -26,30 +21,6 @@ enum {
 #define NSEC_PER_USEC_	1000ULL
 /* Bounds durations before they are scaled, so no product overflows. */
 #define GS_MAX_SPAN	(1ULL << 40)	/* about 18 minutes */
-
-static void link_init(struct gs_pol_link *h)
-{
-	h->next = h;
-	h->prev = h;
-}
-
-static void link_add_tail(struct gs_pol_link *n, struct gs_pol_link *h)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static void link_del(struct gs_pol_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	link_init(n);
-}
-
-#define wnode_client(l) \
-	((struct gs_pol_client *)((char *)(l) - offsetof(struct gs_pol_client, wnode)))
 
 static u64 min_u64(u64 a, u64 b)
 {
@@ -279,18 +250,169 @@ static bool before(const struct gs_pol_client *a, const struct gs_pol_client *b,
 	return a->seq < b->seq;
 }
 
-/* The waiter to serve next, or NULL when none is eligible. */
+/*
+ * The waiters' trees (see struct gs_pol_client). Orders are total: seq is
+ * unique. A waiter moves between them only when a call changes it (wait,
+ * grant, cancel, new parameters, a charge) or when its cap earns credit
+ * (unthrottle()), so every call costs O(log n) in the number of waiters.
+ */
+#define qnode_client(n)	rb_entry(n, struct gs_pol_client, qnode)
+#define anode_client(n)	rb_entry(n, struct gs_pol_client, anode)
+#define vnode_client(n)	rb_entry(n, struct gs_pol_client, vnode)
+#define dnode_client(n)	rb_entry(n, struct gs_pol_client, dnode)
+
+static bool queue_less(struct rb_node *a, const struct rb_node *b)
+{
+	return before(qnode_client(a), qnode_client(b), GS_RANK_NORMAL);
+}
+
+static bool age_less(struct rb_node *a, const struct rb_node *b)
+{
+	return before(anode_client(a), anode_client(b), GS_RANK_STARVED);
+}
+
+static bool throttled_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct gs_pol_client *x = qnode_client(a), *y = qnode_client(b);
+
+	if (x->throttled_until != y->throttled_until)
+		return x->throttled_until < y->throttled_until;
+	return x->seq < y->seq;
+}
+
+static bool vtime_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct gs_pol_client *x = vnode_client(a), *y = vnode_client(b);
+
+	if (x->vtime != y->vtime)
+		return x->vtime < y->vtime;
+	return x->seq < y->seq;
+}
+
+static bool due_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct gs_pol_client *x = dnode_client(a), *y = dnode_client(b);
+
+	if (x->due_at != y->due_at)
+		return x->due_at < y->due_at;
+	return x->seq < y->seq;
+}
+
+/* Into queue[] when it may be served at @now, else into throttled. */
+static void queue_add(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
+{
+	if (eligible(d, c, now)) {
+		c->throttled = false;
+		rb_add_cached(&c->qnode, &d->queue[c->sched_class], queue_less);
+		if (c->sched_class == GPUSCHED_CLASS_BATCH)
+			rb_add_cached(&c->anode, &d->starve, age_less);
+		return;
+	}
+	c->throttled = true;
+	c->throttled_until =
+		bucket_refilled_at(bucket_peek(&c->cap, c->cap_pct,
+					       d->p.window_ns, now),
+				   c->cap_pct, now);
+	rb_add_cached(&c->qnode, &d->throttled, throttled_less);
+}
+
+static void queue_del(struct gs_pol_dev *d, struct gs_pol_client *c)
+{
+	if (c->throttled) {
+		rb_erase_cached(&c->qnode, &d->throttled);
+		return;
+	}
+	rb_erase_cached(&c->qnode, &d->queue[c->sched_class]);
+	if (c->sched_class == GPUSCHED_CLASS_BATCH)
+		rb_erase_cached(&c->anode, &d->starve);
+}
+
+/* A client that starts waiting: on every structure of the waiters. */
+static void enqueue(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
+{
+	list_add_tail(&c->wnode, &d->waiting);
+	d->nr_waiting++;
+	queue_add(d, c, now);
+	rb_add_cached(&c->vnode, &d->by_vtime, vtime_less);
+	if (c->due_at)
+		rb_add_cached(&c->dnode, &d->by_due, due_less);
+	else
+		d->nr_due_now++;
+}
+
+static void dequeue(struct gs_pol_dev *d, struct gs_pol_client *c)
+{
+	list_del_init(&c->wnode);
+	d->nr_waiting--;
+	queue_del(d, c);
+	rb_erase_cached(&c->vnode, &d->by_vtime);
+	if (c->due_at)
+		rb_erase_cached(&c->dnode, &d->by_due);
+	else
+		d->nr_due_now--;
+}
+
+/* Capped waiters whose cap has earned credit by @now may be served. */
+static void unthrottle(struct gs_pol_dev *d, u64 now)
+{
+	struct rb_node *n;
+
+	while ((n = rb_first_cached(&d->throttled))) {
+		struct gs_pol_client *c = qnode_client(n);
+
+		if (c->throttled_until > now)
+			break;
+		rb_erase_cached(n, &d->throttled);
+		queue_add(d, c, now);	/* throttled again until later if not */
+	}
+}
+
+static struct gs_pol_client *queue_first(const struct rb_root_cached *q)
+{
+	struct rb_node *n = rb_first_cached(q);
+
+	return n ? qnode_client(n) : NULL;
+}
+
+/*
+ * The waiter to serve next, or NULL when none is eligible: the best rank,
+ * then before(). The batch waiter waiting longest has starved if any has;
+ * latency waiters rank as normal ones without the class's budget. Capped
+ * waiters whose credit came after the last unthrottle() are looked at
+ * one by one (none once a call at @now has run).
+ */
 static struct gs_pol_client *pick(const struct gs_pol_dev *d, u64 now,
 				  u32 *rank)
 {
-	struct gs_pol_client *best = NULL;
+	struct gs_pol_client *best, *lat, *c;
 	u32 best_rank = GS_RANK_BATCH + 1;
-	const struct gs_pol_link *l;
+	struct rb_node *n;
 
-	for (l = d->waiting.next; l != &d->waiting; l = l->next) {
-		struct gs_pol_client *c = wnode_client(l);
+	n = rb_first_cached(&d->starve);
+	lat = queue_first(&d->queue[GPUSCHED_CLASS_LATENCY]);
+	best = queue_first(&d->queue[GPUSCHED_CLASS_NORMAL]);
+	if (n && now - anode_client(n)->wait_start >= d->p.starve_ns) {
+		best = anode_client(n);
+		best_rank = GS_RANK_STARVED;
+	} else if (lat && latency_budget(d, now)) {
+		best = lat;
+		best_rank = GS_RANK_LATENCY;
+	} else if (lat || best) {
+		if (lat && (!best || before(lat, best, GS_RANK_NORMAL)))
+			best = lat;
+		best_rank = GS_RANK_NORMAL;
+	} else {
+		best = queue_first(&d->queue[GPUSCHED_CLASS_BATCH]);
+		if (best)
+			best_rank = GS_RANK_BATCH;
+	}
+
+	for (n = rb_first_cached(&d->throttled); n; n = rb_next(n)) {
 		u32 r;
 
+		c = qnode_client(n);
+		if (c->throttled_until > now)
+			break;
 		if (!eligible(d, c, now))
 			continue;
 		r = rank_of(d, c, now);
@@ -336,13 +458,13 @@ static u64 vtime_now(const struct gs_pol_client *c, u64 now)
  */
 static u64 raise_floor(struct gs_pol_dev *d, u64 now)
 {
-	const struct gs_pol_link *l;
+	struct rb_node *n = rb_first_cached(&d->by_vtime);
 	u64 lo = GS_POL_NEVER;
 
 	if (d->holder)
 		lo = vtime_now(d->holder, now);
-	for (l = d->waiting.next; l != &d->waiting; l = l->next)
-		lo = min_u64(lo, wnode_client(l)->vtime);
+	if (n)
+		lo = min_u64(lo, vnode_client(n)->vtime);
 	if (lo != GS_POL_NEVER && lo > d->min_vtime)
 		d->min_vtime = lo;
 	return d->min_vtime;
@@ -353,8 +475,7 @@ static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
 {
 	u64 waited = now - c->wait_start;
 
-	link_del(&c->wnode);
-	d->nr_waiting--;
+	dequeue(d, c);
 	c->state = GS_POL_HOLDING;
 	d->holder = c;
 	c->vtime = max_u64(c->vtime, d->min_vtime);
@@ -489,17 +610,11 @@ static void recheck_yield(struct gs_pol_dev *d, u64 now,
  */
 static u64 waiters_due(const struct gs_pol_dev *d)
 {
-	const struct gs_pol_link *l;
-	u64 due = GS_POL_NEVER;
+	struct rb_node *n = rb_first_cached(&d->by_due);
 
-	for (l = d->waiting.next; l != &d->waiting; l = l->next) {
-		const struct gs_pol_client *w = wnode_client(l);
-
-		if (!w->due_at)
-			return 0;
-		due = min_u64(due, w->due_at);
-	}
-	return due == GS_POL_NEVER ? 0 : due;
+	if (d->nr_due_now || !n)
+		return 0;
+	return dnode_client(n)->due_at;
 }
 
 /* Bring the token's state up to date at @now; every entry point ends here. */
@@ -509,6 +624,7 @@ static void update(struct gs_pol_dev *d, u64 now,
 	struct gs_pol_client *c = d->holder;
 	u32 rank;
 
+	unthrottle(d, now);
 	if (c && c->yield_requested && now - c->yield_at >= d->p.grace_ns) {
 		charge(d, c, now);
 		c->revoked = true;
@@ -540,9 +656,17 @@ static void update(struct gs_pol_dev *d, u64 now,
 void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
 		     u64 now)
 {
+	int i;
+
 	*d = (struct gs_pol_dev){ .p = *p };
-	link_init(&d->clients);
-	link_init(&d->waiting);
+	INIT_LIST_HEAD(&d->clients);
+	INIT_LIST_HEAD(&d->waiting);
+	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++)
+		d->queue[i] = RB_ROOT_CACHED;
+	d->starve = RB_ROOT_CACHED;
+	d->throttled = RB_ROOT_CACHED;
+	d->by_vtime = RB_ROOT_CACHED;
+	d->by_due = RB_ROOT_CACHED;
 	bucket_fill(&d->latency, p->latency_pct, p->window_ns, now);
 }
 
@@ -587,8 +711,8 @@ void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 		.seq = d->next_seq++,
 		.cap = { .stamp = now },
 	};
-	link_init(&c->wnode);
-	link_add_tail(&c->node, &d->clients);
+	INIT_LIST_HEAD(&c->wnode);
+	list_add_tail(&c->node, &d->clients);
 	d->nr_clients++;
 }
 
@@ -625,8 +749,16 @@ void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
 	 * A running grant's held time is charged at its end (charge()),
 	 * net of what was reported by then: the grant's total is the same.
 	 */
-	if (amount)
+	if (amount && c->state == GS_POL_WAITING) {
+		/* Its vtime and cap credit order it among the waiters. */
+		queue_del(d, c);
+		rb_erase_cached(&c->vnode, &d->by_vtime);
 		charge_time(d, c, amount, now, now);
+		queue_add(d, c, now);
+		rb_add_cached(&c->vnode, &d->by_vtime, vtime_less);
+	} else if (amount) {
+		charge_time(d, c, amount, now, now);
+	}
 	update(d, now, fx);
 }
 
@@ -644,7 +776,7 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 		gs_pol_cancel_wait(d, c, now, fx);
 	else if (c->state == GS_POL_HOLDING)
 		gs_pol_release(d, c, now, fx);
-	link_del(&c->node);
+	list_del_init(&c->node);
 	d->nr_clients--;
 	if (c->sched_class == GPUSCHED_CLASS_LATENCY)
 		d->nr_latency--;
@@ -722,6 +854,9 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 
 	if (err)
 		return err;
+	/* Its class and cap say which tree it waits in. */
+	if (c->state == GS_POL_WAITING)
+		queue_del(d, c);
 	if (was_capped)
 		bucket_refill(&c->cap, c->cap_pct, d->p.window_ns, now);
 	c->weight = weight;
@@ -733,6 +868,8 @@ int gs_pol_set_client_params(struct gs_pol_dev *d, struct gs_pol_client *c,
 	c->cap_pct = cap_pct;
 	if (capped(c) && !was_capped)
 		bucket_fill(&c->cap, c->cap_pct, d->p.window_ns, now);
+	if (c->state == GS_POL_WAITING)
+		queue_add(d, c, now);
 	if (c->state == GS_POL_HOLDING) {
 		/* A lower class or a new cap applies to the running grant. */
 		u32 r = rank_of(d, c, now);
@@ -801,8 +938,7 @@ void gs_pol_wait(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now,
 	c->state = GS_POL_WAITING;
 	c->wait_start = now;
 	c->vtime = max_u64(c->vtime, raise_floor(d, now));
-	link_add_tail(&c->wnode, &d->waiting);
-	d->nr_waiting++;
+	enqueue(d, c, now);
 	update(d, now, fx);
 }
 
@@ -818,8 +954,7 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
 {
 	if (c->state != GS_POL_WAITING)
 		return;
-	link_del(&c->wnode);
-	d->nr_waiting--;
+	dequeue(d, c);
 	c->state = GS_POL_IDLE;
 	c->due_at = 0;
 	recheck_yield(d, now, fx);
@@ -1027,7 +1162,8 @@ static bool overdue(const struct gs_pol_dev *d, u64 now)
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 {
 	const struct gs_pol_client *h = d->holder;
-	const struct gs_pol_link *l;
+	const struct gs_pol_client *c;
+	struct rb_node *n;
 	u64 t = GS_POL_NEVER;
 
 	if (h && h->yield_requested)
@@ -1039,31 +1175,40 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 		if (d->nr_waiting && h->slice_end > now)
 			t = min_u64(t, h->slice_end);
 	}
-	for (l = d->waiting.next; l != &d->waiting; l = l->next) {
-		const struct gs_pol_client *c = wnode_client(l);
+	/* A capped waiter's credit: the first throttled one still without. */
+	for (n = rb_first_cached(&d->throttled); n; n = rb_next(n)) {
+		s64 cr;
 
-		if (capped(c)) {
-			s64 cr = bucket_peek(&c->cap, c->cap_pct,
-						 d->p.window_ns, now);
-
-			if (cr <= 0)
-				t = min_u64(t, bucket_refilled_at(cr, c->cap_pct,
-								  now));
-		}
-		if (!h)
-			continue;
-		if (c->sched_class == GPUSCHED_CLASS_BATCH &&
-		    now - c->wait_start < d->p.starve_ns)
-			t = min_u64(t, c->wait_start + d->p.starve_ns);
-		if (c->sched_class == GPUSCHED_CLASS_LATENCY && d->p.latency_pct &&
-		    !latency_budget(d, now)) {
-			s64 cr = bucket_peek(&d->latency, d->p.latency_pct,
-						 d->p.window_ns, now);
-
-			t = min_u64(t, bucket_refilled_at(cr, d->p.latency_pct,
-							  now));
+		c = qnode_client(n);
+		cr = bucket_peek(&c->cap, c->cap_pct, d->p.window_ns, now);
+		if (cr <= 0)
+			t = min_u64(t, bucket_refilled_at(cr, c->cap_pct, now));
+		if (c->throttled_until > now)
+			break;
+	}
+	if (!h)
+		goto out;
+	/* The first batch waiter to starve, of those that have not yet. */
+	c = NULL;
+	n = d->starve.rb_root.rb_node;
+	while (n) {
+		if (anode_client(n)->wait_start + d->p.starve_ns > now) {
+			c = anode_client(n);
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
 		}
 	}
+	if (c)
+		t = min_u64(t, c->wait_start + d->p.starve_ns);
+	if (!RB_EMPTY_ROOT(&d->queue[GPUSCHED_CLASS_LATENCY].rb_root) &&
+	    d->p.latency_pct && !latency_budget(d, now)) {
+		s64 cr = bucket_peek(&d->latency, d->p.latency_pct,
+				     d->p.window_ns, now);
+
+		t = min_u64(t, bucket_refilled_at(cr, d->p.latency_pct, now));
+	}
+out:
 	return t <= now ? now + 1 : t;
 }
 
@@ -1133,4 +1278,61 @@ void gs_pol_status_fill(const struct gs_pol_dev *d,
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now)
 {
 	return c->held_ns + running_charge(c, now);
+}
+
+/**
+ * gs_pol_check_queues() - the waiters' trees against a walk of them all
+ * @d: the device
+ * @now: the time
+ *
+ * A test aid: what pick(), raise_floor() and waiters_due() find in the
+ * trees is compared with what a walk of every waiter finds, the way the
+ * policy is defined.
+ *
+ * Return: 0 when they agree; -1 (next holder), -2 (its rank), -3 (least
+ * virtual time), -4 (due time), -5 (tree sizes).
+ */
+int gs_pol_check_queues(const struct gs_pol_dev *d, u64 now)
+{
+	struct gs_pol_client *best = NULL, *c;
+	u32 best_rank = GS_RANK_BATCH + 1, rank;
+	u64 lo = GS_POL_NEVER, due = GS_POL_NEVER;
+	struct rb_node *n;
+	bool due_now = false;
+	u32 nw = 0, nq = 0;
+	int i;
+
+	list_for_each_entry(c, &d->waiting, wnode) {
+		nw++;
+		lo = min_u64(lo, c->vtime);
+		if (!c->due_at)
+			due_now = true;
+		else
+			due = min_u64(due, c->due_at);
+		if (!eligible(d, c, now))
+			continue;
+		rank = rank_of(d, c, now);
+		if (rank < best_rank ||
+		    (rank == best_rank && before(c, best, rank))) {
+			best = c;
+			best_rank = rank;
+		}
+	}
+	if (pick(d, now, &rank) != best)
+		return -1;
+	if (best && rank != best_rank)
+		return -2;
+	n = rb_first_cached(&d->by_vtime);
+	if ((n ? vnode_client(n)->vtime : GS_POL_NEVER) != lo)
+		return -3;
+	if (waiters_due(d) != (due_now || due == GS_POL_NEVER ? 0 : due))
+		return -4;
+	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++)
+		for (n = rb_first_cached(&d->queue[i]); n; n = rb_next(n))
+			nq++;
+	for (n = rb_first_cached(&d->throttled); n; n = rb_next(n))
+		nq++;
+	if (nq != nw || nw != d->nr_waiting)
+		return -5;
+	return 0;
 }

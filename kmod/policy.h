@@ -12,24 +12,21 @@
 #ifndef GS_POLICY_H
 #define GS_POLICY_H
 
+/* The kernel's lists and trees; user space has stand-ins with their names. */
 #ifdef __KERNEL__
+#include <linux/list.h>
+#include <linux/math64.h>
+#include <linux/rbtree.h>
 #include <linux/types.h>
 #else
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-typedef uint64_t u64;
-typedef int64_t s64;
-typedef uint32_t u32;
+#include <kcompat/list.h>
+#include <kcompat/rbtree.h>
+#include <kcompat/types.h>
 #endif
 
 #include "gs_abi.h"
 
 #define GS_POL_NEVER	(~(u64)0)
-
-struct gs_pol_link {
-	struct gs_pol_link *next, *prev;
-};
 
 enum gs_pol_state {
 	GS_POL_IDLE,
@@ -105,9 +102,24 @@ struct gs_pol_mem {
 	u64 refused;
 };
 
+/*
+ * While a client waits it is on gs_pol_dev.waiting and in these trees of
+ * its device, so that choosing the next holder, the virtual-time floor and
+ * the next event cost O(log n) in the number of waiters, not O(n):
+ * @qnode in queue[class] when it may be served now (no cap, or its cap has
+ * credit), else in throttled until @throttled_until; @anode in starve
+ * while in queue[GPUSCHED_CLASS_BATCH]; @vnode in by_vtime; @dnode in
+ * by_due while @due_at is set.
+ */
 struct gs_pol_client {
-	struct gs_pol_link node;	/* on gs_pol_dev.clients */
-	struct gs_pol_link wnode;	/* on gs_pol_dev.waiting while waiting */
+	struct list_head node;		/* on gs_pol_dev.clients */
+	struct list_head wnode;		/* on gs_pol_dev.waiting while waiting */
+	struct rb_node qnode;
+	struct rb_node anode;
+	struct rb_node vnode;
+	struct rb_node dnode;
+	u64 throttled_until;		/* cap credit from then on (in throttled) */
+	bool throttled;			/* qnode is in throttled, not in queue[] */
 	enum gs_pol_state state;
 	u32 weight;
 	u32 sched_class;		/* enum gpusched_class */
@@ -146,8 +158,17 @@ struct gs_pol_client {
 
 struct gs_pol_dev {
 	struct gs_pol_params p;
-	struct gs_pol_link clients;
-	struct gs_pol_link waiting;
+	struct list_head clients;
+	struct list_head waiting;	/* every waiter, in arrival order */
+	/* Waiters that may be served now, by (vtime, wait_start, seq). */
+	struct rb_root_cached queue[GPUSCHED_CLASS_MAX + 1];
+	/* Those of queue[GPUSCHED_CLASS_BATCH] by (wait_start, seq). */
+	struct rb_root_cached starve;
+	/* Capped waiters without credit, by throttled_until. */
+	struct rb_root_cached throttled;
+	struct rb_root_cached by_vtime;	/* every waiter, by (vtime, seq) */
+	struct rb_root_cached by_due;	/* waiters with due_at set, by it */
+	u32 nr_due_now;			/* waiters without due_at (need it now) */
 	struct gs_pol_client *holder;
 	u64 min_vtime;		/* floor for clients that become active */
 	u64 next_seq;
@@ -258,6 +279,13 @@ void gs_pol_status_fill(const struct gs_pol_dev *d,
 			struct gpusched_status *st);
 /* The first field gs_pol_status_fill() fills that the page's header lacks. */
 #define GS_STATUS_FILL_FROM	16	/* offsetof(struct gpusched_status, grant_gen) */
+
+/*
+ * Test aid: check the trees against a walk of every waiter (what the next
+ * holder, the floor and the waiters' due time would be if computed the
+ * slow way). 0 when they agree, else a negative number naming the check.
+ */
+int gs_pol_check_queues(const struct gs_pol_dev *d, u64 now);
 
 /* Held time of @c including the running grant. */
 u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now);

@@ -78,7 +78,7 @@ $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/a
 		daemon/arbiter_token.c daemon/arbiter_ctl.c daemon/arbiter_socket.c \
 		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/policyload.c daemon/rules.c \
 		daemon/procfs.c daemon/knobs.c daemon/metrics.c daemon/dlog.c \
-		$(wildcard daemon/*.h) kmod/policy.h kmod/uapi/linux/gpusched.h
+		$(wildcard daemon/*.h) kmod/policy.h $(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 
 # gpuschedd's netlink mode on libnl, with a model of the module for the
 # kernel; the target defines gs_proc_init() itself (no procfs.c).

@@ -6,7 +6,7 @@
 # tests/unit/policy.t runs both.
 
 UNIT_POLICY_SRCS := tests/unit/test_policy.c kmod/policy.c kmod/mem.c
-UNIT_POLICY_DEPS := $(UNIT_POLICY_SRCS) tests/unit/tap.h kmod/policy.h \
+UNIT_POLICY_DEPS := $(UNIT_POLICY_SRCS) tests/unit/tap.h kmod/policy.h $(KCOMPAT_HDRS) \
 	kmod/uapi/linux/gpusched.h
 UNIT_SAN_CFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer

@@ -286,9 +286,9 @@ static void sim_check(struct sim *s)
 	uint64_t held = s->gone_held, grants = s->gone_grants;
 	uint64_t overruns = s->gone_overruns, ne;
 	uint32_t nw = 0, nc = 0, nh = 0, nl = 0;
-	const struct gs_pol_link *l;
+	const struct list_head *l;
 	bool free_waiter = false;
-	int i;
+	int i, q;
 
 	for (i = 0; i < s->n; i++) {
 		const struct scl *c = &s->c[i];
@@ -330,9 +330,12 @@ static void sim_check(struct sim *s)
 			SCHECK(s, false, "client %d in state %d", i, p->state);
 		}
 	}
-	for (l = d->waiting.next; l != &d->waiting && nl <= nw; l = l->next) {
-		const struct gs_pol_client *p = (const void *)
-			((const char *)l - offsetof(struct gs_pol_client, wnode));
+	list_for_each(l, &d->waiting) {
+		const struct gs_pol_client *p =
+			list_entry(l, struct gs_pol_client, wnode);
+
+		if (nl > nw)
+			break;
 
 		i = idx_of(s, p);
 		SCHECK(s, i >= 0 && p->state == GS_POL_WAITING,
@@ -373,6 +376,8 @@ static void sim_check(struct sim *s)
 		SCHECK(s, !h->yield_requested || nw || s->now >= h->hard_end,
 		       "holder asked to yield with no waiter and no cap");
 	}
+	q = gs_pol_check_queues(d, s->now);
+	SCHECK(s, q == 0, "waiters' trees disagree with a walk (%d)", q);
 	SCHECK(s, d->min_vtime >= s->floor, "vtime floor went down");
 	s->floor = d->min_vtime;
 	ne = gs_pol_next_event(d, s->now);
@@ -2015,6 +2020,86 @@ static void t_yield_rechecked_by_params(void)
 	}
 }
 
+/*
+ * The user-space red-black tree (include/kcompat/rbtree.h) that the
+ * policy's host builds use in place of the kernel's lib/rbtree.c.
+ */
+struct rbk {
+	struct rb_node n;
+	uint64_t key;
+	bool in;
+};
+
+static bool rbk_less(struct rb_node *a, const struct rb_node *b)
+{
+	return rb_entry(a, struct rbk, n)->key <
+	       rb_entry(b, struct rbk, n)->key;
+}
+
+/* Black height of @n's subtree, or -1 where an invariant fails. */
+static int rb_black_height(const struct rb_node *n, const struct rb_node *parent)
+{
+	int l, r;
+
+	if (!n)
+		return 1;
+	if (n->rb_parent_ != parent)
+		return -1;
+	if (n->rb_red_ && (rb_is_red_(n->rb_left) || rb_is_red_(n->rb_right)))
+		return -1;
+	l = rb_black_height(n->rb_left, n);
+	r = rb_black_height(n->rb_right, n);
+	if (l < 0 || l != r)
+		return -1;
+	return l + !n->rb_red_;
+}
+
+static void t_rbtree(void)
+{
+	static struct rbk k[512];
+	struct rb_root_cached t = RB_ROOT_CACHED;
+	struct rng r = { 7 };
+	unsigned int in = 0, bad = 0;
+	int op;
+
+	for (op = 0; op < 200000; op++) {
+		struct rbk *x = &k[rnd(&r) % ARRAY_SIZE(k)];
+		const struct rb_node *n;
+		uint64_t prev = 0, least = UINT64_MAX;
+		unsigned int seen = 0;
+		size_t i;
+
+		if (x->in) {
+			rb_erase_cached(&x->n, &t);
+			x->in = false;
+			in--;
+		} else {
+			x->key = rnd(&r) % 1000;	/* with repeats */
+			rb_add_cached(&x->n, &t, rbk_less);
+			x->in = true;
+			in++;
+		}
+		if (op % 97)
+			continue;
+		for (n = rb_first_cached(&t); n; n = rb_next(n)) {
+			uint64_t key = rb_entry(n, struct rbk, n)->key;
+
+			bad += key < prev;
+			prev = key;
+			seen++;
+		}
+		for (i = 0; i < ARRAY_SIZE(k); i++)
+			if (k[i].in && k[i].key < least)
+				least = k[i].key;
+		bad += seen != in;
+		bad += in && rb_entry(rb_first_cached(&t), struct rbk, n)->key != least;
+		bad += rb_first_cached(&t) != rb_first(&t.rb_root);
+		bad += t.rb_root.rb_node && t.rb_root.rb_node->rb_red_;
+		bad += rb_black_height(t.rb_root.rb_node, NULL) < 0;
+	}
+	CHECK(!bad, "%u checks failed", bad);
+}
+
 static const struct tap_test tests[] = {
 	{ "device parameters: defaults valid, bounds enforced", t_dev_params },
 	{ "client parameters: bounds enforced, rejected sets change nothing", t_client_params },
@@ -2037,6 +2122,7 @@ static const struct tap_test tests[] = {
 	{ "GPU time: each grant charged max(held, reported), once", t_gpu_time },
 	{ "new knobs withdraw a yield request that lost its reason", t_yield_rechecked_by_params },
 	{ "randomized sequences keep the invariants", t_random },
+	{ "user-space rbtree: in order, balanced, after random adds and erases", t_rbtree },
 };
 
 int main(int argc, char **argv)
