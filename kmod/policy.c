@@ -298,14 +298,58 @@ static bool due_less(struct rb_node *a, const struct rb_node *b)
 	return x->seq < y->seq;
 }
 
+/*
+ * Put @node in @q after every node not more than it. The search starts
+ * from the greatest node and climbs its ancestors (the tree's right spine,
+ * greatest first) to the first not more than @node, whose right subtree is
+ * where @node goes: O(log k) for k nodes greater than @node. A client that
+ * queues again after its grant has about the greatest virtual time, so a
+ * hand-off does not cost O(log n) in the waiters here.
+ */
+static void queue_insert(struct gs_pol_queue *q, struct rb_node *node,
+			 bool (*less)(struct rb_node *, const struct rb_node *))
+{
+	struct rb_node **link = &q->root.rb_root.rb_node, *parent = NULL;
+	struct rb_node *s = q->rightmost;
+	bool leftmost = true;
+
+	while (s && less(node, s))
+		s = rb_parent(s);
+	if (s) {
+		link = &s->rb_right;
+		parent = s;
+		leftmost = false;
+	}
+	while (*link) {
+		parent = *link;
+		if (less(node, parent)) {
+			link = &parent->rb_left;
+		} else {
+			link = &parent->rb_right;
+			leftmost = false;
+		}
+	}
+	rb_link_node(node, parent, link);
+	rb_insert_color_cached(node, &q->root, leftmost);
+	if (!q->rightmost || !less(node, q->rightmost))
+		q->rightmost = node;
+}
+
+static void queue_erase(struct gs_pol_queue *q, struct rb_node *node)
+{
+	if (q->rightmost == node)
+		q->rightmost = rb_prev(node);
+	rb_erase_cached(node, &q->root);
+}
+
 /* Into queue[] when it may be served at @now, else into throttled. */
 static void queue_add(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 {
 	if (eligible(d, c, now)) {
 		c->throttled = false;
-		rb_add_cached(&c->qnode, &d->queue[c->sched_class], queue_less);
+		queue_insert(&d->queue[c->sched_class], &c->qnode, queue_less);
 		if (c->sched_class == GPUSCHED_CLASS_BATCH)
-			rb_add_cached(&c->anode, &d->starve, age_less);
+			queue_insert(&d->starve, &c->anode, age_less);
 		return;
 	}
 	c->throttled = true;
@@ -314,17 +358,19 @@ static void queue_add(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 					       d->p.window_ns, now),
 				   c->cap_pct, now);
 	rb_add_cached(&c->qnode, &d->throttled, throttled_less);
+	rb_add_cached(&c->vnode, &d->throttled_vtime, vtime_less);
 }
 
 static void queue_del(struct gs_pol_dev *d, struct gs_pol_client *c)
 {
 	if (c->throttled) {
 		rb_erase_cached(&c->qnode, &d->throttled);
+		rb_erase_cached(&c->vnode, &d->throttled_vtime);
 		return;
 	}
-	rb_erase_cached(&c->qnode, &d->queue[c->sched_class]);
+	queue_erase(&d->queue[c->sched_class], &c->qnode);
 	if (c->sched_class == GPUSCHED_CLASS_BATCH)
-		rb_erase_cached(&c->anode, &d->starve);
+		queue_erase(&d->starve, &c->anode);
 }
 
 /* A client that starts waiting: on every structure of the waiters. */
@@ -333,7 +379,6 @@ static void enqueue(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 	list_add_tail(&c->wnode, &d->waiting);
 	d->nr_waiting++;
 	queue_add(d, c, now);
-	rb_add_cached(&c->vnode, &d->by_vtime, vtime_less);
 	if (c->due_at)
 		rb_add_cached(&c->dnode, &d->by_due, due_less);
 	else
@@ -345,7 +390,6 @@ static void dequeue(struct gs_pol_dev *d, struct gs_pol_client *c)
 	list_del_init(&c->wnode);
 	d->nr_waiting--;
 	queue_del(d, c);
-	rb_erase_cached(&c->vnode, &d->by_vtime);
 	if (c->due_at)
 		rb_erase_cached(&c->dnode, &d->by_due);
 	else
@@ -362,16 +406,32 @@ static void unthrottle(struct gs_pol_dev *d, u64 now)
 
 		if (c->throttled_until > now)
 			break;
-		rb_erase_cached(n, &d->throttled);
+		queue_del(d, c);
 		queue_add(d, c, now);	/* throttled again until later if not */
 	}
 }
 
-static struct gs_pol_client *queue_first(const struct rb_root_cached *q)
+static struct gs_pol_client *queue_first(const struct gs_pol_queue *q)
 {
-	struct rb_node *n = rb_first_cached(q);
+	struct rb_node *n = rb_first_cached(&q->root);
 
 	return n ? qnode_client(n) : NULL;
+}
+
+/* The least virtual time of the waiters, or GS_POL_NEVER. */
+static u64 waiters_min_vtime(const struct gs_pol_dev *d)
+{
+	struct rb_node *n = rb_first_cached(&d->throttled_vtime);
+	u64 lo = n ? vnode_client(n)->vtime : GS_POL_NEVER;
+	int i;
+
+	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++) {
+		const struct gs_pol_client *c = queue_first(&d->queue[i]);
+
+		if (c)
+			lo = min_u64(lo, c->vtime);
+	}
+	return lo;
 }
 
 /*
@@ -388,7 +448,7 @@ static struct gs_pol_client *pick(const struct gs_pol_dev *d, u64 now,
 	u32 best_rank = GS_RANK_BATCH + 1;
 	struct rb_node *n;
 
-	n = rb_first_cached(&d->starve);
+	n = rb_first_cached(&d->starve.root);
 	lat = queue_first(&d->queue[GPUSCHED_CLASS_LATENCY]);
 	best = queue_first(&d->queue[GPUSCHED_CLASS_NORMAL]);
 	if (n && now - anode_client(n)->wait_start >= d->p.starve_ns) {
@@ -458,13 +518,10 @@ static u64 vtime_now(const struct gs_pol_client *c, u64 now)
  */
 static u64 raise_floor(struct gs_pol_dev *d, u64 now)
 {
-	struct rb_node *n = rb_first_cached(&d->by_vtime);
-	u64 lo = GS_POL_NEVER;
+	u64 lo = waiters_min_vtime(d);
 
 	if (d->holder)
-		lo = vtime_now(d->holder, now);
-	if (n)
-		lo = min_u64(lo, vnode_client(n)->vtime);
+		lo = min_u64(lo, vtime_now(d->holder, now));
 	if (lo != GS_POL_NEVER && lo > d->min_vtime)
 		d->min_vtime = lo;
 	return d->min_vtime;
@@ -662,10 +719,10 @@ void gs_pol_dev_init(struct gs_pol_dev *d, const struct gs_pol_params *p,
 	INIT_LIST_HEAD(&d->clients);
 	INIT_LIST_HEAD(&d->waiting);
 	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++)
-		d->queue[i] = RB_ROOT_CACHED;
-	d->starve = RB_ROOT_CACHED;
+		d->queue[i] = (struct gs_pol_queue){ RB_ROOT_CACHED, NULL };
+	d->starve = (struct gs_pol_queue){ RB_ROOT_CACHED, NULL };
 	d->throttled = RB_ROOT_CACHED;
-	d->by_vtime = RB_ROOT_CACHED;
+	d->throttled_vtime = RB_ROOT_CACHED;
 	d->by_due = RB_ROOT_CACHED;
 	bucket_fill(&d->latency, p->latency_pct, p->window_ns, now);
 }
@@ -752,10 +809,8 @@ void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
 	if (amount && c->state == GS_POL_WAITING) {
 		/* Its vtime and cap credit order it among the waiters. */
 		queue_del(d, c);
-		rb_erase_cached(&c->vnode, &d->by_vtime);
 		charge_time(d, c, amount, now, now);
 		queue_add(d, c, now);
-		rb_add_cached(&c->vnode, &d->by_vtime, vtime_less);
 	} else if (amount) {
 		charge_time(d, c, amount, now, now);
 	}
@@ -1190,7 +1245,7 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 		goto out;
 	/* The first batch waiter to starve, of those that have not yet. */
 	c = NULL;
-	n = d->starve.rb_root.rb_node;
+	n = d->starve.root.rb_root.rb_node;
 	while (n) {
 		if (anode_client(n)->wait_start + d->p.starve_ns > now) {
 			c = anode_client(n);
@@ -1201,7 +1256,7 @@ u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now)
 	}
 	if (c)
 		t = min_u64(t, c->wait_start + d->p.starve_ns);
-	if (!RB_EMPTY_ROOT(&d->queue[GPUSCHED_CLASS_LATENCY].rb_root) &&
+	if (queue_first(&d->queue[GPUSCHED_CLASS_LATENCY]) &&
 	    d->p.latency_pct && !latency_budget(d, now)) {
 		s64 cr = bucket_peek(&d->latency, d->p.latency_pct,
 				     d->p.window_ns, now);
@@ -1290,7 +1345,7 @@ u64 gs_pol_held_now(const struct gs_pol_client *c, u64 now)
  * policy is defined.
  *
  * Return: 0 when they agree; -1 (next holder), -2 (its rank), -3 (least
- * virtual time), -4 (due time), -5 (tree sizes).
+ * virtual time), -4 (due time), -5 (tree sizes), -6 (a greatest node).
  */
 int gs_pol_check_queues(const struct gs_pol_dev *d, u64 now)
 {
@@ -1322,14 +1377,19 @@ int gs_pol_check_queues(const struct gs_pol_dev *d, u64 now)
 		return -1;
 	if (best && rank != best_rank)
 		return -2;
-	n = rb_first_cached(&d->by_vtime);
-	if ((n ? vnode_client(n)->vtime : GS_POL_NEVER) != lo)
+	if (waiters_min_vtime(d) != lo)
 		return -3;
 	if (waiters_due(d) != (due_now || due == GS_POL_NEVER ? 0 : due))
 		return -4;
-	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++)
-		for (n = rb_first_cached(&d->queue[i]); n; n = rb_next(n))
+	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++) {
+		n = rb_last(&d->queue[i].root.rb_root);
+		if (d->queue[i].rightmost != n)
+			return -6;
+		for (n = rb_first_cached(&d->queue[i].root); n; n = rb_next(n))
 			nq++;
+	}
+	if (d->starve.rightmost != rb_last(&d->starve.root.rb_root))
+		return -6;
 	for (n = rb_first_cached(&d->throttled); n; n = rb_next(n))
 		nq++;
 	if (nq != nw || nw != d->nr_waiting)

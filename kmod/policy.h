@@ -107,9 +107,9 @@ struct gs_pol_mem {
  * its device, so that choosing the next holder, the virtual-time floor and
  * the next event cost O(log n) in the number of waiters, not O(n):
  * @qnode in queue[class] when it may be served now (no cap, or its cap has
- * credit), else in throttled until @throttled_until; @anode in starve
- * while in queue[GPUSCHED_CLASS_BATCH]; @vnode in by_vtime; @dnode in
- * by_due while @due_at is set.
+ * credit), else in throttled until @throttled_until, and then @vnode in
+ * throttled_vtime; @anode in starve while in queue[GPUSCHED_CLASS_BATCH];
+ * @dnode in by_due while @due_at is set.
  */
 struct gs_pol_client {
 	struct list_head node;		/* on gs_pol_dev.clients */
@@ -156,17 +156,27 @@ struct gs_pol_client {
 	struct gs_pol_mem mem;		/* device memory accounting (mem.c) */
 };
 
+/*
+ * A tree that keeps its least and its greatest node at hand: a waiter that
+ * queues again has about the greatest key, and is put in place from the
+ * greatest node (policy.c, queue_insert()).
+ */
+struct gs_pol_queue {
+	struct rb_root_cached root;
+	struct rb_node *rightmost;
+};
+
 struct gs_pol_dev {
 	struct gs_pol_params p;
 	struct list_head clients;
 	struct list_head waiting;	/* every waiter, in arrival order */
 	/* Waiters that may be served now, by (vtime, wait_start, seq). */
-	struct rb_root_cached queue[GPUSCHED_CLASS_MAX + 1];
+	struct gs_pol_queue queue[GPUSCHED_CLASS_MAX + 1];
 	/* Those of queue[GPUSCHED_CLASS_BATCH] by (wait_start, seq). */
-	struct rb_root_cached starve;
-	/* Capped waiters without credit, by throttled_until. */
+	struct gs_pol_queue starve;
+	/* Capped waiters without credit, by throttled_until and by vtime. */
 	struct rb_root_cached throttled;
-	struct rb_root_cached by_vtime;	/* every waiter, by (vtime, seq) */
+	struct rb_root_cached throttled_vtime;
 	struct rb_root_cached by_due;	/* waiters with due_at set, by it */
 	u32 nr_due_now;			/* waiters without due_at (need it now) */
 	struct gs_pol_client *holder;

@@ -42,6 +42,7 @@ struct rb_root_cached {
 #define RB_EMPTY_NODE(node) ((node)->rb_parent_ == (node))
 #define RB_CLEAR_NODE(node) ((node)->rb_parent_ = (node))
 #define rb_first_cached(root) ((root)->rb_leftmost)
+#define rb_parent(node) ((node)->rb_parent_)
 
 static inline void rb_link_node(struct rb_node *node, struct rb_node *parent,
 				struct rb_node **link)
@@ -283,6 +284,21 @@ static inline struct rb_node *rb_next(const struct rb_node *node)
 		return (struct rb_node *)node;
 	}
 	while ((p = node->rb_parent_) && node == p->rb_right)
+		node = p;
+	return p;
+}
+
+static inline struct rb_node *rb_prev(const struct rb_node *node)
+{
+	struct rb_node *p;
+
+	if (node->rb_left) {
+		node = node->rb_left;
+		while (node->rb_right)
+			node = node->rb_right;
+		return (struct rb_node *)node;
+	}
+	while ((p = node->rb_parent_) && node == p->rb_left)
 		node = p;
 	return p;
 }

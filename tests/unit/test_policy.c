@@ -2092,6 +2092,14 @@ static void t_rbtree(void)
 			if (k[i].in && k[i].key < least)
 				least = k[i].key;
 		bad += seen != in;
+		for (n = rb_last(&t.rb_root); n; n = rb_prev(n)) {
+			uint64_t key = rb_entry(n, struct rbk, n)->key;
+
+			bad += key > prev;
+			prev = key;
+			seen--;
+		}
+		bad += seen != 0;
 		bad += in && rb_entry(rb_first_cached(&t), struct rbk, n)->key != least;
 		bad += rb_first_cached(&t) != rb_first(&t.rb_root);
 		bad += t.rb_root.rb_node && t.rb_root.rb_node->rb_red_;
@@ -2122,7 +2130,7 @@ static const struct tap_test tests[] = {
 	{ "GPU time: each grant charged max(held, reported), once", t_gpu_time },
 	{ "new knobs withdraw a yield request that lost its reason", t_yield_rechecked_by_params },
 	{ "randomized sequences keep the invariants", t_random },
-	{ "user-space rbtree: in order, balanced, after random adds and erases", t_rbtree },
+	{ "user-space rbtree: in order both ways, balanced, after random adds and erases", t_rbtree },
 };
 
 int main(int argc, char **argv)
