@@ -6,15 +6,20 @@
 #include <linux/hrtimer.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
+#include <linux/jump_label.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/sched.h>
 #include <linux/uidgid.h>
 #include <linux/spinlock.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/gpusched.h>
 #include "policy.h"
+
+#define GS_HOLD_BUCKETS	256
 
 /*
  * One GPU's token. Created on the first attach of its UUID; lives while it
@@ -29,16 +34,36 @@ struct gs_gpu {
 	u8 uuid[GPUSCHED_UUID_LEN];
 	unsigned int index;
 	/*
-	 * Protects pol, every attached client's pol and status page, and the
-	 * arming of timer. Taken from process context and from the timer's
-	 * softirq, so always with _bh. Never sleep under it.
+	 * Protects pol, every attached client's pol and status page, the
+	 * trees and lists below, and the arming of timer. Taken from process
+	 * context and from the timer's softirq, through gs_gpu_lock() (so
+	 * with _bh). Never sleep under it. Every hold costs O(log n) in the
+	 * number of clients, never O(n): each walk of the clients drops it
+	 * between clients (Documentation/scale.md).
 	 */
 	spinlock_t lock;
 	struct gs_pol_dev pol;
-	struct list_head clients;	/* gs_client.node, under lock */
+	struct rb_root clients;		/* gs_client.id_node, by id */
+	struct rb_root clients_by_pid;	/* gs_client.pid_node, by (pid, id) */
+	struct rb_root uids;		/* struct gs_uid_count, by uid */
+	struct list_head overruns;	/* gs_client.overrun_node, to report */
 	struct hrtimer timer;		/* fires at gs_pol_next_event() */
-	/* Reports overruns (gs_client.overrun_pending) outside the lock. */
+	/* Reports overruns (the overruns list) outside the lock. */
 	struct work_struct overrun_work;
+	/* Lock hold statistics (debug.c); under lock, used while enabled. */
+	u64 hold_start;			/* this hold began; 0: not timed */
+	struct gs_hold_stats {
+		u64 holds, total_ns, max_ns;
+		unsigned long max_ip;	/* where the longest hold ended */
+		u32 hist[GS_HOLD_BUCKETS];	/* 4 per power of two of ns */
+	} hold;
+};
+
+/* The number of a token's clients opened by one user (max_clients_per_uid). */
+struct gs_uid_count {
+	struct rb_node node;		/* on gs_gpu.uids */
+	kuid_t uid;
+	unsigned int n;
 };
 
 /* One open file of /dev/gpusched. */
@@ -60,7 +85,10 @@ struct gs_client {
 	bool restart_yield;
 	/* Revoked, not yet reported (gs_gpu.overrun_work). Under gpu->lock. */
 	bool overrun_pending;
-	struct list_head node;		/* on gpu->clients, under gpu->lock */
+	struct list_head overrun_node;	/* on gpu->overruns while pending */
+	struct rb_node id_node;		/* on gpu->clients, under gpu->lock */
+	struct rb_node pid_node;	/* on gpu->clients_by_pid, likewise */
+	struct gs_uid_count *uid_count;	/* its opener's count on gpu */
 	/* Numbered at attach; who opened the file, fixed at open. */
 	u64 id;
 	struct pid *pid;
@@ -104,6 +132,35 @@ struct gs_defaults {
 };
 
 extern struct gs_defaults gs_defaults;
+/* Clients one user may attach to one token; 0: no limit (main.c). */
+extern unsigned int gs_max_clients_per_uid;
+
+/* debug.c: timing of gpu->lock's holds, off unless asked for. */
+DECLARE_STATIC_KEY_FALSE(gs_hold_stats_on);
+void gs_hold_note(struct gs_gpu *gpu, unsigned long ip);
+int gs_debug_init(void);
+void gs_debug_exit(void);
+
+/*
+ * Take and drop a token's lock. While hold statistics are on (debugfs
+ * gpusched/hold_stats) each hold is timed from when the lock is taken to
+ * when it is dropped; off, this is spin_lock_bh() and spin_unlock_bh().
+ */
+static __always_inline void gs_gpu_lock(struct gs_gpu *gpu)
+	__acquires(&gpu->lock)
+{
+	spin_lock_bh(&gpu->lock);
+	if (static_branch_unlikely(&gs_hold_stats_on))
+		gpu->hold_start = ktime_get_ns();
+}
+
+static __always_inline void gs_gpu_unlock(struct gs_gpu *gpu)
+	__releases(&gpu->lock)
+{
+	if (static_branch_unlikely(&gs_hold_stats_on))
+		gs_hold_note(gpu, _THIS_IP_);
+	spin_unlock_bh(&gpu->lock);
+}
 
 /* token.c */
 int gs_client_init(struct gs_client *c);
@@ -126,6 +183,9 @@ struct gs_gpu *gs_gpu_next(unsigned int index);
 void gs_gpu_put(struct gs_gpu *gpu);
 void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 		    struct gs_client_snap *s, u64 now);
+struct gs_client *gs_client_after_locked(struct gs_gpu *gpu, u64 id);
+struct gs_client *gs_client_of_pid_after_locked(struct gs_gpu *gpu,
+						struct pid *pid, u64 id);
 int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 			       const struct gpusched_params *p, u32 policy);
 void gs_gpus_exit(void);

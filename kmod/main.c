@@ -57,6 +57,17 @@ static unsigned int dev_mode = 0666;
 module_param(dev_mode, uint, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gpusched (default 0666)");
 
+/*
+ * Read at each ATTACH; an administrator may change it at any time. Enough
+ * for every process of a user's job on one GPU, and it keeps one user
+ * from filling a token with clients (each is a page and a place in the
+ * policy's trees).
+ */
+unsigned int gs_max_clients_per_uid = 256;
+module_param_named(max_clients_per_uid, gs_max_clients_per_uid, uint, 0644);
+MODULE_PARM_DESC(max_clients_per_uid,
+		 "Clients one user may attach to one GPU (0: no limit; CAP_SYS_RESOURCE is exempt; default 256)");
+
 struct gs_defaults gs_defaults;
 
 static int __init gs_params_init(void)
@@ -111,12 +122,17 @@ static int __init gs_init(void)
 	err = gs_netlink_init();
 	if (err)
 		goto err_netlink;
+	err = gs_debug_init();
+	if (err)
+		goto err_debug;
 	err = gs_chardev_init(dev_mode);
 	if (err)
 		goto err_chardev;
 	return 0;
 
 err_chardev:
+	gs_debug_exit();
+err_debug:
 	gs_netlink_exit();
 err_netlink:
 	gs_sysfs_exit();
@@ -127,6 +143,7 @@ err_sysfs:
 static void __exit gs_exit(void)
 {
 	gs_chardev_exit();
+	gs_debug_exit();
 	gs_netlink_exit();
 	gs_gpus_exit();
 	gs_sysfs_exit();

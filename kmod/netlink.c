@@ -297,37 +297,45 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 		cb->args[0] = nla_get_u32(filter);
 	while (!full && (gpu = filter ? gs_gpu_by_index(cb->args[0]) :
 				       gs_gpu_next(cb->args[0]))) {
-		struct gs_client *c;
 		unsigned int index = gpu->index;
-		u64 now;
 
 		if (index != cb->args[0]) {	/* the next GPU */
 			cb->args[0] = index;
 			cb->args[1] = 0;
 		}
-		spin_lock_bh(&gpu->lock);
-		now = ktime_get_ns();
-		list_for_each_entry(c, &gpu->clients, node) {
+		/*
+		 * One client per hold of the token's lock, found after the
+		 * last id put in O(log n): the hold does not grow with the
+		 * clients, nor the dump with their square.
+		 */
+		for (;;) {
 			struct gs_client_snap s;
+			struct gs_client *c;
 			pid_t pid;
 
-			if (c->id <= cb->args[1])
-				continue;
-			/* Not visible from the caller's namespace: not listed. */
-			if (!pid_nr_ns(c->pid, ns))
-				continue;
-			pid = gs_pid_nr(c->pid, ns);	/* 0 once exited */
-			gs_client_snap(gpu, c, &s, now);
-			if (gs_put_client(skb, &s, pid, user_ns,
-					  GPUSCHED_CMD_GET_CLIENT,
-					  NETLINK_CB(cb->skb).portid,
-					  cb->nlh->nlmsg_seq, NLM_F_MULTI)) {
-				full = true;
-				break;
+			gs_gpu_lock(gpu);
+			c = gs_client_after_locked(gpu, cb->args[1]);
+			if (c) {
+				gs_client_snap(gpu, c, &s, ktime_get_ns());
+				get_pid(s.pid);
 			}
-			cb->args[1] = c->id;
+			gs_gpu_unlock(gpu);
+			if (!c)
+				break;
+			/* Not visible from the caller's namespace: not listed. */
+			if (pid_nr_ns(s.pid, ns)) {
+				pid = gs_pid_nr(s.pid, ns);	/* 0 once exited */
+				full = gs_put_client(skb, &s, pid, user_ns,
+						     GPUSCHED_CMD_GET_CLIENT,
+						     NETLINK_CB(cb->skb).portid,
+						     cb->nlh->nlmsg_seq,
+						     NLM_F_MULTI);
+			}
+			put_pid(s.pid);
+			if (full)
+				break;
+			cb->args[1] = s.id;
 		}
-		spin_unlock_bh(&gpu->lock);
 		gs_gpu_put(gpu);
 		if (full || filter)
 			break;
@@ -342,6 +350,7 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr **attrs = info->attrs;
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct gpusched_params p = {};
+	struct pid *target = NULL;
 	u32 pid = 0, only_gpu = U32_MAX, policy = 0, mem_pct = 0;
 	unsigned int index;
 	struct gs_gpu *gpu;
@@ -405,38 +414,55 @@ static int gs_nl_set_client(struct sk_buff *skb, struct genl_info *info)
 		}
 	}
 
+	/*
+	 * The process a pid names now: a client whose opener has exited
+	 * holds another struct pid, so a reused number does not match it.
+	 */
+	if (pid) {
+		rcu_read_lock();
+		target = get_pid(find_pid_ns(pid, ns));
+		rcu_read_unlock();
+		if (!target || !pid_has_task(target, PIDTYPE_TGID))
+			goto out;
+	}
 	index = 0;
 	while (!err && (gpu = gs_gpu_next(index))) {
-		struct gs_client *c;
+		u64 after = id ? id - 1 : 0;
 
 		index = gpu->index + 1;
 		if (only_gpu != U32_MAX && gpu->index != only_gpu) {
 			gs_gpu_put(gpu);
 			continue;
 		}
-		spin_lock_bh(&gpu->lock);
-		list_for_each_entry(c, &gpu->clients, node) {
-			if (id ? c->id != id : gs_pid_nr(c->pid, ns) != pid)
-				continue;
-			if (id && pid && gs_pid_nr(c->pid, ns) != pid)
-				continue;
-			if (mem_pct)
-				err = gs_mem_limit_pct(&c->pol, mem_pct,
-						       &p.mem_limit);
-			if (err) {
-				NL_SET_ERR_MSG_ATTR(info->extack,
-						    attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT],
-						    "a client matched reported no device memory");
-				break;
+		/* Each client found in O(log n), one per hold of the lock. */
+		for (;;) {
+			struct gs_client *c;
+
+			gs_gpu_lock(gpu);
+			c = target ? gs_client_of_pid_after_locked(gpu, target, after) :
+				     gs_client_after_locked(gpu, after);
+			if (c && id && c->id != id)
+				c = NULL;
+			if (c && mem_pct) {
+				err = gs_mem_limit_pct(&c->pol, mem_pct, &p.mem_limit);
+				if (err)
+					NL_SET_ERR_MSG_ATTR(info->extack,
+							    attrs[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT],
+							    "a client matched reported no device memory");
 			}
-			err = gs_client_admin_set_locked(gpu, c, &p, policy);
-			if (err)
+			if (c && !err) {
+				after = c->id;
+				err = gs_client_admin_set_locked(gpu, c, &p, policy);
+				matched += !err;
+			}
+			gs_gpu_unlock(gpu);
+			if (!c || err || id)
 				break;
-			matched++;
 		}
-		spin_unlock_bh(&gpu->lock);
 		gs_gpu_put(gpu);
 	}
+out:
+	put_pid(target);
 	if (!err && !matched) {
 		NL_SET_ERR_MSG(info->extack, "no such client");
 		err = -ESRCH;

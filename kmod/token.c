@@ -75,7 +75,10 @@ static void gs_apply(struct gs_gpu *gpu, struct gs_pol_effects *fx, u64 now)
 
 		gs_status_sync(gpu, c, now);
 		/* Said outside the lock (an event allocates; printk is slow). */
-		c->overrun_pending = true;
+		if (!c->overrun_pending) {
+			c->overrun_pending = true;
+			list_add_tail(&c->overrun_node, &gpu->overruns);
+		}
 		schedule_work(&gpu->overrun_work);
 	}
 	if (fx->released)
@@ -105,11 +108,11 @@ static enum hrtimer_restart gs_timer_fn(struct hrtimer *t)
 	struct gs_pol_effects fx = {};
 	u64 now;
 
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	now = ktime_get_ns();
 	gs_pol_tick(&gpu->pol, now, &fx);
 	gs_apply(gpu, &fx, now);
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	/* gs_apply() re-armed the timer if the policy needs it. */
 	return HRTIMER_NORESTART;
 }
@@ -136,24 +139,21 @@ static void gs_overrun_work(struct work_struct *work)
 
 	for (;;) {
 		struct gs_client_snap snap;
-		struct gs_client *c, *found = NULL;
+		struct gs_client *found;
 		u64 grace_ns;
 
-		spin_lock_bh(&gpu->lock);
-		list_for_each_entry(c, &gpu->clients, node) {
-			if (c->overrun_pending) {
-				found = c;
-				break;
-			}
-		}
+		gs_gpu_lock(gpu);
+		found = list_first_entry_or_null(&gpu->overruns, struct gs_client,
+						 overrun_node);
 		if (found) {
+			list_del_init(&found->overrun_node);
 			found->overrun_pending = false;
 			gs_client_snap(gpu, found, &snap, ktime_get_ns());
 			/* The client may close once the lock is dropped. */
 			get_pid(snap.pid);
 		}
 		grace_ns = gpu->pol.p.grace_ns;
-		spin_unlock_bh(&gpu->lock);
+		gs_gpu_unlock(gpu);
 		if (!found)
 			break;
 		gs_overrun_report(&snap, grace_ns);
@@ -198,13 +198,13 @@ static struct gs_gpu *gs_gpu_unused(void)
 		bool unused;
 		int i;
 
-		spin_lock_bh(&gpu->lock);
+		gs_gpu_lock(gpu);
 		unused = !gpu->pol.nr_clients;
 		for (i = 0; unused && i < GS_POL_NR_KNOBS; i++)
 			unused = gs_pol_knob_get(&gpu->pol.p, &gs_pol_knobs[i]) ==
 				 gs_pol_knob_get(&gs_defaults.params,
 						 &gs_pol_knobs[i]);
-		spin_unlock_bh(&gpu->lock);
+		gs_gpu_unlock(gpu);
 		if (unused)
 			return gpu;
 	}
@@ -253,7 +253,10 @@ static struct gs_gpu *gs_gpu_get(const u8 *uuid)
 	memcpy(gpu->uuid, uuid, GPUSCHED_UUID_LEN);
 	gpu->index = gs_gpu_free_index();
 	spin_lock_init(&gpu->lock);
-	INIT_LIST_HEAD(&gpu->clients);
+	gpu->clients = RB_ROOT;
+	gpu->clients_by_pid = RB_ROOT;
+	gpu->uids = RB_ROOT;
+	INIT_LIST_HEAD(&gpu->overruns);
 	gs_pol_dev_init(&gpu->pol, &gs_defaults.params, ktime_get_ns());
 	hrtimer_init(&gpu->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	gpu->timer.function = gs_timer_fn;
@@ -349,10 +352,10 @@ int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask)
 {
 	struct gs_pol_effects fx = {};
 	struct gs_pol_params p;
-	u64 now;
+	u64 now, id = 0;
 	int err, i;
 
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	p = gpu->pol.p;
 	for (i = 0; i < GS_POL_NR_KNOBS; i++)
 		if (mask & (1U << i))
@@ -360,14 +363,24 @@ int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask)
 	now = ktime_get_ns();
 	err = gs_pol_set_dev_params(&gpu->pol, &p, now, &fx);
 	gs_apply(gpu, &fx, now);
-	/* Every page shows the knobs that define the latency class's promise. */
-	if (!err) {
+	gs_gpu_unlock(gpu);
+	/*
+	 * Every page shows the knobs that define the latency class's promise:
+	 * one client per hold, so that the hold does not grow with them.
+	 */
+	while (!err) {
 		struct gs_client *c;
 
-		list_for_each_entry(c, &gpu->clients, node)
-			gs_status_sync(gpu, c, now);
+		gs_gpu_lock(gpu);
+		c = gs_client_after_locked(gpu, id);
+		if (c) {
+			id = c->id;
+			gs_status_sync(gpu, c, ktime_get_ns());
+		}
+		gs_gpu_unlock(gpu);
+		if (!c)
+			break;
 	}
-	spin_unlock_bh(&gpu->lock);
 	return err;
 }
 
@@ -401,7 +414,7 @@ void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s,
 {
 	struct gs_pol_client *h;
 
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	h = gpu->pol.holder;
 	s->params = gpu->pol.p;
 	s->grants = gpu->pol.grants;
@@ -413,7 +426,7 @@ void gs_gpu_state(struct gs_gpu *gpu, struct gs_gpu_state *s,
 	s->nr_waiting = gpu->pol.nr_waiting;
 	s->mem_reserved = gs_mem_dev_reserved(&gpu->pol);
 	s->holder = h ? gs_pid_nr(to_client(h)->pid, ns) : 0;
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 }
 
 /**
@@ -434,7 +447,9 @@ int gs_client_init(struct gs_client *c)
 	c->page->size = sizeof(*c->page);
 	mutex_init(&c->attach_lock);
 	init_waitqueue_head(&c->wq);
-	INIT_LIST_HEAD(&c->node);
+	INIT_LIST_HEAD(&c->overrun_node);
+	RB_CLEAR_NODE(&c->id_node);
+	RB_CLEAR_NODE(&c->pid_node);
 	c->pid = get_pid(task_tgid(current));
 	c->uid = current_euid();
 	c->gid = current_egid();
@@ -502,6 +517,142 @@ struct gs_gpu *gs_client_gpu(struct gs_client *c)
 	return smp_load_acquire(&c->gpu);
 }
 
+/*
+ * A token's clients by id, so that a walk (a netlink dump) resumes after
+ * the last id it saw in O(log n), and by (pid, id), so that SET_CLIENT by
+ * pid finds a process's clients without a walk of all. Pids compare by
+ * their struct pid: the process, not the number, which may be reused.
+ */
+static struct gs_client *gs_id_client(const struct rb_node *n)
+{
+	return rb_entry(n, struct gs_client, id_node);
+}
+
+static struct gs_client *gs_pid_client(const struct rb_node *n)
+{
+	return rb_entry(n, struct gs_client, pid_node);
+}
+
+static bool gs_id_less(struct rb_node *a, const struct rb_node *b)
+{
+	return gs_id_client(a)->id < gs_id_client(b)->id;
+}
+
+/* Is (@pid, @id) before @c's (pid, id)? */
+static bool gs_pid_id_before(const struct pid *pid, u64 id,
+			     const struct gs_client *c)
+{
+	if (pid != c->pid)
+		return (unsigned long)pid < (unsigned long)c->pid;
+	return id < c->id;
+}
+
+static bool gs_pid_less(struct rb_node *a, const struct rb_node *b)
+{
+	const struct gs_client *c = gs_pid_client(a);
+
+	return gs_pid_id_before(c->pid, c->id, gs_pid_client(b));
+}
+
+/**
+ * gs_client_after_locked() - a token's client with the least id above @id
+ * @gpu: the token, whose lock the caller holds
+ * @id: 0 for the first client
+ *
+ * Return: the client, valid while the lock is held, or NULL.
+ */
+struct gs_client *gs_client_after_locked(struct gs_gpu *gpu, u64 id)
+{
+	struct rb_node *n = gpu->clients.rb_node;
+	struct gs_client *found = NULL;
+
+	lockdep_assert_held(&gpu->lock);
+	while (n) {
+		struct gs_client *c = gs_id_client(n);
+
+		if (c->id > id) {
+			found = c;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found;
+}
+
+/**
+ * gs_client_of_pid_after_locked() - a process's client with the least id
+ * above @id on a token
+ * @gpu: the token, whose lock the caller holds
+ * @pid: the process (its thread group's struct pid)
+ * @id: 0 for the first client
+ *
+ * Return: the client, valid while the lock is held, or NULL.
+ */
+struct gs_client *gs_client_of_pid_after_locked(struct gs_gpu *gpu,
+						struct pid *pid, u64 id)
+{
+	struct rb_node *n = gpu->clients_by_pid.rb_node;
+	struct gs_client *found = NULL;
+
+	lockdep_assert_held(&gpu->lock);
+	while (n) {
+		struct gs_client *c = gs_pid_client(n);
+
+		if (gs_pid_id_before(pid, id, c)) {
+			found = c;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return found && found->pid == pid ? found : NULL;
+}
+
+/* @uid's count of clients on @gpu, or NULL. Caller holds gpu->lock. */
+static struct gs_uid_count *gs_uid_find(struct gs_gpu *gpu, kuid_t uid)
+{
+	struct rb_node *n = gpu->uids.rb_node;
+
+	while (n) {
+		struct gs_uid_count *uc = rb_entry(n, struct gs_uid_count, node);
+
+		if (uid_eq(uid, uc->uid))
+			return uc;
+		n = uid_lt(uid, uc->uid) ? n->rb_left : n->rb_right;
+	}
+	return NULL;
+}
+
+static void gs_uid_insert(struct gs_gpu *gpu, struct gs_uid_count *new)
+{
+	struct rb_node **link = &gpu->uids.rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (uid_lt(new->uid,
+			   rb_entry(parent, struct gs_uid_count, node)->uid))
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&new->node, parent, link);
+	rb_insert_color(&new->node, &gpu->uids);
+}
+
+/*
+ * One client of @uc's user fewer. Caller holds gpu->lock. Return: @uc to
+ * free once the lock is dropped when it counts no client any more, or NULL.
+ */
+static struct gs_uid_count *gs_uid_put(struct gs_gpu *gpu,
+				       struct gs_uid_count *uc)
+{
+	if (--uc->n)
+		return NULL;
+	rb_erase(&uc->node, &gpu->uids);
+	return uc;
+}
+
 /**
  * gs_client_exit() - remove a client whose file is being closed
  * @c: the client; no other call on it runs now or later
@@ -516,19 +667,24 @@ void gs_client_exit(struct gs_client *c)
 	if (gpu) {
 		struct gs_pol_effects fx = {};
 		struct gs_client_snap snap;
+		struct gs_uid_count *uc;
 		bool overrun;
 		u64 now, grace_ns;
 
-		spin_lock_bh(&gpu->lock);
+		gs_gpu_lock(gpu);
 		now = ktime_get_ns();
 		gs_pol_client_exit(&gpu->pol, &c->pol, now, &fx);
-		list_del(&c->node);
+		rb_erase(&c->id_node, &gpu->clients);
+		rb_erase(&c->pid_node, &gpu->clients_by_pid);
+		uc = gs_uid_put(gpu, c->uid_count);
 		gs_client_snap(gpu, c, &snap, now);
 		gs_apply(gpu, &fx, now);
 		/* An overrun the work has not told of yet: told here. */
 		overrun = c->overrun_pending;
+		list_del_init(&c->overrun_node);
 		grace_ns = gpu->pol.p.grace_ns;
-		spin_unlock_bh(&gpu->lock);
+		gs_gpu_unlock(gpu);
+		kfree(uc);
 		if (overrun)
 			gs_overrun_report(&snap, grace_ns);
 		gs_netlink_event(GPUSCHED_CMD_EV_DETACH, &snap);
@@ -546,17 +702,27 @@ void gs_client_exit(struct gs_client *c)
  * @mem_total: the GPU's memory as the client's driver reports it; 0: unknown
  *
  * Creates the token if it is new (reclaiming an unused one when max_gpus
- * exist, see gs_gpu_get()).
+ * exist, see gs_gpu_get()). A user may attach max_clients_per_uid clients
+ * (files opened with that effective uid) to one token, unless the caller
+ * has CAP_SYS_RESOURCE.
  *
- * Return: 0, -EBUSY if attached already, -ENOSPC, -ENOMEM.
+ * Return: 0, -EBUSY if attached already, -ENOSPC, -ENOMEM, -EUSERS (the
+ * user's limit).
  */
 int gs_client_attach(struct gs_client *c, const u8 *uuid, u64 mem_total)
 {
+	bool exempt = ns_capable_noaudit(&init_user_ns, CAP_SYS_RESOURCE);
+	unsigned int limit = READ_ONCE(gs_max_clients_per_uid);
+	struct gs_uid_count *uc, *uc_new;
 	struct gs_client_snap snap;
 	struct gs_gpu *gpu;
 	int err = 0;
 	u64 now;
 
+	/* Allocated before the lock in case the user has no count yet. */
+	uc_new = kzalloc(sizeof(*uc_new), GFP_KERNEL_ACCOUNT);
+	if (!uc_new)
+		return -ENOMEM;
 	mutex_lock(&c->attach_lock);
 	if (c->gpu) {
 		err = -EBUSY;
@@ -570,25 +736,39 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid, u64 mem_total)
 		err = PTR_ERR(gpu);
 		goto out;
 	}
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
+	uc = gs_uid_find(gpu, c->uid);
+	if (uc && limit && uc->n >= limit && !exempt) {
+		gs_gpu_unlock(gpu);
+		mutex_unlock(&gs_gpus_lock);
+		err = -EUSERS;
+		goto out;
+	}
+	if (!uc) {
+		uc = uc_new;
+		uc_new = NULL;
+		uc->uid = c->uid;
+		gs_uid_insert(gpu, uc);
+	}
+	uc->n++;
+	c->uid_count = uc;
 	now = ktime_get_ns();
-	/*
-	 * Numbered here, under the lock, so that each GPU's list is in
-	 * increasing id order: netlink dumps resume after the last id put.
-	 */
+	/* Numbered here: dumps resume after the last id put (by_id). */
 	c->id = atomic64_inc_return(&gs_next_client_id);
 	gs_pol_client_init(&gpu->pol, &c->pol, now);
 	gs_mem_attach(&c->pol, mem_total);
-	list_add_tail(&c->node, &gpu->clients);
+	rb_add(&c->id_node, &gpu->clients, gs_id_less);
+	rb_add(&c->pid_node, &gpu->clients_by_pid, gs_pid_less);
 	gs_status_sync(gpu, c, now);
 	gs_client_snap(gpu, c, &snap, now);
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	mutex_unlock(&gs_gpus_lock);
 	gs_netlink_event(GPUSCHED_CMD_EV_ATTACH, &snap);
 	/* Other ioctls read gpu unlocked: publish it after the client is set up. */
 	smp_store_release(&c->gpu, gpu);
 out:
 	mutex_unlock(&c->attach_lock);
+	kfree(uc_new);
 	return err;
 }
 
@@ -678,7 +858,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	if (!gpu)
 		return -ENOTCONN;
 
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	now = ktime_get_ns();
 	restarted = gs_client_restarted(c, a, yield);
 	if (timed)
@@ -699,7 +879,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	 */
 	waiting = !err && c->pol.state == GS_POL_WAITING;
 	gen = c->grant_gen;
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	if (!waiting)
 		goto out;
 
@@ -712,7 +892,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		ret = wait_event_interruptible(c->wq,
 					       gs_client_wait_done(c, gen));
 
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	if (c->pol.state == GS_POL_WAITING && c->grant_gen == gen) {
 		/* Still this call's own wait: no other can start meanwhile. */
 		memset(&fx, 0, sizeof(fx));
@@ -736,7 +916,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		 */
 		err = -EAGAIN;
 	}
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 out:
 	return err;
 }
@@ -758,7 +938,7 @@ int gs_client_release(struct gs_client *c, u64 gpu_ns)
 
 	if (!gpu)
 		return -ENOTCONN;
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	now = ktime_get_ns();
 	err = gs_pol_release(&gpu->pol, &c->pol, now, &fx);
 	gs_apply(gpu, &fx, now);
@@ -768,7 +948,7 @@ int gs_client_release(struct gs_client *c, u64 gpu_ns)
 		gs_apply(gpu, &fx, now);
 		gs_status_sync(gpu, c, now);
 	}
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	return err;
 }
 
@@ -833,7 +1013,7 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 		return -ENOTCONN;
 	/* Asked before locking: capability checks may sleep (audit, LSMs). */
 	priv = ns_capable_noaudit(&init_user_ns, CAP_SYS_NICE);
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	err = gs_client_set_locked(gpu, c, p, priv);
 	if (!err && priv) {
 		/* Any value is the privileged client's own. */
@@ -844,7 +1024,7 @@ int gs_client_set_params(struct gs_client *c, const struct gpusched_params *p)
 		c->policy_lowered |= c->policy_set & p->mask;
 		c->policy_set &= ~p->mask;
 	}
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	return err;
 }
 
@@ -897,9 +1077,9 @@ int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 	if (!gpu)
 		return 0;
 
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	gs_client_snap(gpu, c, &s, ktime_get_ns());
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	memcpy(info->uuid, gpu->uuid, GPUSCHED_UUID_LEN);
 	info->state = s.state;
 	info->weight = s.weight;

@@ -51,6 +51,8 @@ enum gs_test_gpu {
 	GS_GPU_TWO,		/* two-gpus.c: this and GS_GPU_TWO_B */
 	GS_GPU_TWO_B,
 	GS_GPU_MEM = 0x70,	/* mem.c */
+	GS_GPU_UID_LIMIT = 0x74,	/* uid-limit.c: this and _B */
+	GS_GPU_UID_LIMIT_B,
 	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 

@@ -42,9 +42,11 @@
  *
  * GPUSCHED_IOC_ATTACH (struct gpusched_attach, in)
  *	Attach this client to the GPU with @uuid. EBUSY if already attached,
- *	ENOSPC if max_gpus tokens exist and @uuid is new. @mem_total is the
- *	device memory the client's driver reports for that GPU
- *	(cuDeviceTotalMem), 0 if unknown; limits given in percent
+ *	ENOSPC if max_gpus tokens exist and @uuid is new, EUSERS if the
+ *	file's opener (its effective uid) has max_clients_per_uid clients
+ *	on this GPU already (module parameter; CAP_SYS_RESOURCE is exempt).
+ *	@mem_total is the device memory the client's driver reports for
+ *	that GPU (cuDeviceTotalMem), 0 if unknown; limits given in percent
  *	resolve against it (see "Device memory").
  *
  * GPUSCHED_IOC_ACQUIRE (struct gpusched_acquire, in)
