@@ -44,6 +44,24 @@ $(KSELFTEST_DIR)/bin/%: tests/kselftest/%.c tests/kselftest/gs_test.h \
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(KSELFTEST_CFLAGS) -static -pthread -o $@ $<
 
+# The scale measurement (Documentation/scale.md). Without arguments it is a
+# small functional run, which joins the VM suite; the table is made by hand.
+GS_SCALE := $(B)/tests/bench/gs-scale
+$(GS_SCALE): tests/bench/gs-scale.c tests/fuzz/fuzz-nl.h kmod/uapi/linux/gpusched.h
+	$(call tests_msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -static -pthread -o $@ $<
+vm-tests: $(GS_SCALE)
+VM_EXTRA += $(GS_SCALE):/tests/gs-scale
+
+# The policy's own cost per hand-off, on the host (Documentation/scale.md).
+$(B)/tests/bench/pol-scale: tests/bench/pol-scale.c kmod/policy.c kmod/mem.c kmod/policy.h \
+		$(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
+	$(call tests_msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -o $@ tests/bench/pol-scale.c kmod/policy.c kmod/mem.c
+USER_TARGETS += $(B)/tests/bench/pol-scale
+
 deps:
 	$(Q)tests/tools/install-deps.sh
 
