@@ -409,7 +409,7 @@ static void cmd_mem(struct arb_client *c, const struct gpusched_mem *m,
 		err = -ENOTCONN;
 	if (!err)
 		err = reserve ? gs_mem_reserve(&c->dev->pol, &c->pol, m->bytes) :
-				gs_mem_return(&c->pol, m->bytes);
+				gs_mem_return(&c->dev->pol, &c->pol, m->bytes);
 	if (!err)
 		status_sync(c, now_ns());
 	reply(c, err, NULL, 0, -1);

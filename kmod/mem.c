@@ -114,6 +114,19 @@ int gs_mem_limit_pct(const struct gs_pol_client *c, u32 pct, u64 *bytes)
 	return 0;
 }
 
+/* The device's sum of reservations, exact however large (see policy.h). */
+static void gs_mem_dev_add(struct gs_pol_dev *d, u64 bytes)
+{
+	d->mem_reserved += bytes;
+	d->mem_reserved_wraps += d->mem_reserved < bytes;
+}
+
+static void gs_mem_dev_sub(struct gs_pol_dev *d, u64 bytes)
+{
+	d->mem_reserved_wraps -= bytes > d->mem_reserved;
+	d->mem_reserved -= bytes;
+}
+
 /**
  * gs_mem_reserve() - MEM_RESERVE: add to a client's reservation
  * @d: the device
@@ -126,7 +139,7 @@ int gs_mem_limit_pct(const struct gs_pol_client *c, u32 pct, u64 *bytes)
  *
  * Return: 0, -EINVAL if the sum overflows, -EDQUOT past the limit.
  */
-int gs_mem_reserve(const struct gs_pol_dev *d, struct gs_pol_client *c,
+int gs_mem_reserve(struct gs_pol_dev *d, struct gs_pol_client *c,
 		   u64 bytes)
 {
 	u64 limit = gs_mem_limit(d, c);
@@ -139,41 +152,49 @@ int gs_mem_reserve(const struct gs_pol_dev *d, struct gs_pol_client *c,
 		return -EDQUOT;
 	}
 	c->mem.reserved = sum;
+	gs_mem_dev_add(d, bytes);
 	return 0;
 }
 
 /**
  * gs_mem_return() - MEM_RETURN: take from a client's reservation
+ * @d: the device
  * @c: the client
  * @bytes: checked by gs_mem_check()
  *
  * Return: 0, or -EINVAL for more than is reserved (nothing changes).
  */
-int gs_mem_return(struct gs_pol_client *c, u64 bytes)
+int gs_mem_return(struct gs_pol_dev *d, struct gs_pol_client *c, u64 bytes)
 {
 	if (bytes > c->mem.reserved)
 		return -EINVAL;
 	c->mem.reserved -= bytes;
+	gs_mem_dev_sub(d, bytes);
 	return 0;
+}
+
+/**
+ * gs_mem_exit() - a client leaves: what it reserved no longer counts
+ * @d: the device
+ * @c: the client
+ */
+void gs_mem_exit(struct gs_pol_dev *d, struct gs_pol_client *c)
+{
+	gs_mem_dev_sub(d, c->mem.reserved);
+	c->mem.reserved = 0;
 }
 
 /**
  * gs_mem_dev_reserved() - what a device's clients have reserved together
  * @d: the device
  *
- * Summed when asked, so that no client's count can overflow a total kept
- * beside them; saturates at U64_MAX.
+ * Kept as each reservation changes (with its wraps past 2^64), so that
+ * reading it under the device's lock costs nothing per client; saturates
+ * at U64_MAX.
  *
  * Return: bytes.
  */
 u64 gs_mem_dev_reserved(const struct gs_pol_dev *d)
 {
-	const struct gs_pol_client *c;
-	u64 sum = 0;
-
-	list_for_each_entry(c, &d->clients, node) {
-		sum = sum + c->mem.reserved < sum ? ~(u64)0 :
-		      sum + c->mem.reserved;
-	}
-	return sum;
+	return d->mem_reserved_wraps ? ~(u64)0 : d->mem_reserved;
 }

@@ -831,6 +831,7 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 		gs_pol_cancel_wait(d, c, now, fx);
 	else if (c->state == GS_POL_HOLDING)
 		gs_pol_release(d, c, now, fx);
+	gs_mem_exit(d, c);
 	list_del_init(&c->node);
 	d->nr_clients--;
 	if (c->sched_class == GPUSCHED_CLASS_LATENCY)

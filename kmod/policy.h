@@ -179,6 +179,12 @@ struct gs_pol_dev {
 	struct rb_root_cached throttled_vtime;
 	struct rb_root_cached by_due;	/* waiters with due_at set, by it */
 	u32 nr_due_now;			/* waiters without due_at (need it now) */
+	/*
+	 * The clients' reservations summed (kmod/mem.c), modulo 2^64, and
+	 * how many times the sum wrapped: kept, so that reading it is O(1).
+	 */
+	u64 mem_reserved;
+	u64 mem_reserved_wraps;
 	struct gs_pol_client *holder;
 	u64 min_vtime;		/* floor for clients that become active */
 	u64 next_seq;
@@ -312,9 +318,10 @@ u64 gs_mem_limit(const struct gs_pol_dev *d, const struct gs_pol_client *c);
 bool gs_mem_lowers(const struct gs_pol_dev *d, const struct gs_pol_client *c,
 		   u64 limit);
 int gs_mem_limit_pct(const struct gs_pol_client *c, u32 pct, u64 *bytes);
-int gs_mem_reserve(const struct gs_pol_dev *d, struct gs_pol_client *c,
+int gs_mem_reserve(struct gs_pol_dev *d, struct gs_pol_client *c,
 		   u64 bytes);
-int gs_mem_return(struct gs_pol_client *c, u64 bytes);
+int gs_mem_return(struct gs_pol_dev *d, struct gs_pol_client *c, u64 bytes);
+void gs_mem_exit(struct gs_pol_dev *d, struct gs_pol_client *c);
 u64 gs_mem_dev_reserved(const struct gs_pol_dev *d);
 
 #endif /* GS_POLICY_H */

@@ -1049,7 +1049,7 @@ int gs_client_mem(struct gs_client *c, u64 bytes, bool reserve)
 		return -ENOTCONN;
 	spin_lock_bh(&gpu->lock);
 	err = reserve ? gs_mem_reserve(&gpu->pol, &c->pol, bytes) :
-			gs_mem_return(&c->pol, bytes);
+			gs_mem_return(&gpu->pol, &c->pol, bytes);
 	if (!err)
 		gs_status_sync(gpu, c, ktime_get_ns());
 	spin_unlock_bh(&gpu->lock);

@@ -73,6 +73,7 @@ static void t_effective_limit(void)
 static void t_reserve_return(void)
 {
 	struct gpusched_mem m = { .bytes = 1 };
+	struct gs_pol_effects fx = { 0 };
 
 	setup(0, 0, 8 * GIB);
 	CHECK(gs_mem_check(&m) == 0, "good request");
@@ -92,8 +93,8 @@ static void t_reserve_return(void)
 	CHECK(gs_mem_reserve(&dev, &cl[0], 2) == -EINVAL, "overflow");
 	CHECK(cl[0].mem.reserved == UINT64_MAX - 1 && cl[0].mem.refused == 0,
 	      "overflow changes nothing");
-	CHECK(gs_mem_return(&cl[0], UINT64_MAX) == -EINVAL, "more than reserved");
-	CHECK(gs_mem_return(&cl[0], UINT64_MAX - 1) == 0 && cl[0].mem.reserved == 0,
+	CHECK(gs_mem_return(&dev, &cl[0], UINT64_MAX) == -EINVAL, "more than reserved");
+	CHECK(gs_mem_return(&dev, &cl[0], UINT64_MAX - 1) == 0 && cl[0].mem.reserved == 0,
 	      "all returned");
 
 	CHECK(set_limit(&cl[1], 4 * GIB, false) == 0, "set a limit");
@@ -107,10 +108,18 @@ static void t_reserve_return(void)
 	CHECK(gs_mem_reserve(&dev, &cl[2], 5 * GIB) == 0, "another client's limit is its own");
 	CHECK(gs_mem_dev_reserved(&dev) == 9 * GIB, "device sum %llu",
 	      (unsigned long long)gs_mem_dev_reserved(&dev));
-	CHECK(gs_mem_return(&cl[1], GIB) == 0 && gs_mem_reserve(&dev, &cl[1], GIB) == 0,
+	CHECK(gs_mem_return(&dev, &cl[1], GIB) == 0 && gs_mem_reserve(&dev, &cl[1], GIB) == 0,
 	      "returned room can be reserved again");
 	CHECK(gs_mem_reserve(&dev, &cl[0], UINT64_MAX) == 0 &&
 	      gs_mem_dev_reserved(&dev) == UINT64_MAX, "device sum saturates");
+	CHECK(gs_mem_return(&dev, &cl[0], UINT64_MAX) == 0 &&
+	      gs_mem_dev_reserved(&dev) == 9 * GIB,
+	      "and is exact again below it: %llu",
+	      (unsigned long long)gs_mem_dev_reserved(&dev));
+	gs_pol_client_exit(&dev, &cl[2], 0, &fx);
+	CHECK(gs_mem_dev_reserved(&dev) == 4 * GIB,
+	      "a client that leaves takes its reservation along: %llu",
+	      (unsigned long long)gs_mem_dev_reserved(&dev));
 }
 
 static void t_lowering_rule(void)
@@ -139,7 +148,7 @@ static void t_lowering_rule(void)
 	CHECK(set_limit(&cl[2], GIB, false) == 0, "limit 1 GiB");
 	CHECK(cl[2].mem.reserved == 3 * GIB, "still reserved");
 	CHECK(gs_mem_reserve(&dev, &cl[2], 1) == -EDQUOT, "no more");
-	CHECK(gs_mem_return(&cl[2], 2 * GIB + 1) == 0 &&
+	CHECK(gs_mem_return(&dev, &cl[2], 2 * GIB + 1) == 0 &&
 	      gs_mem_reserve(&dev, &cl[2], 1) == 0, "below the limit again");
 
 	/* Other fields of the same SET_PARAMS are judged too. */
