@@ -176,7 +176,9 @@ static int ctl_as_nobody(char *err, size_t size, char *const argv[])
 
 TEST_F(perm, gpuschedctl_says_what_to_do)
 {
-	char out[1024], pid[16], gpu[16];
+	/* status lists every token in the VM: room for max_gpus of them. */
+	static char out[65536];
+	char pid[16], gpu[16];
 	char *set_client[] = { "gpuschedctl", "set", "client", pid, "weight=5", NULL };
 	char *set_gpu[] = { "gpuschedctl", "set", "gpu", gpu, "timeslice_us=300", NULL };
 	char *status[] = { "gpuschedctl", "status", NULL };
