@@ -206,13 +206,18 @@ rm -f "$CONSOLE" "$RESULTS" "$OUT/console-boot1.log"
 for attempt in 1 2; do
 	start=$(date +%s)
 	set +e
+	# tsc=reliable: the emulated TSC drifts from the emulated HPET when
+	# the host is busy, and the clocksource watchdog then switches clocks
+	# at run time, patching the kernel's text with int3 breakpoints while
+	# other vCPUs run it, which multi-threaded TCG can get wrong (an
+	# "Oops: int3" in sched_clock_cpu). The TSC here never stops.
 	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 		-machine pc -accel tcg,thread=multi -m "$VM_MEM" -smp "$VM_SMP" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$CONSOLE" \
 		-chardev "file,id=results,path=$RESULTS" -device isa-serial,chardev=results \
 		-kernel "$KIMAGE" -initrd "$OUT/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=5 panic=-1 GSVM_TEST_TIMEOUT=$VM_TEST_TIMEOUT $VM_APPEND" \
+		-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable GSVM_TEST_TIMEOUT=$VM_TEST_TIMEOUT $VM_APPEND" \
 		</dev/null >"$OUT/qemu.log" 2>&1
 	qemu_rc=$?
 	set -e
