@@ -295,10 +295,10 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 	}
 	now = now_ns();
 	due = gs_pol_due(a, now);
-	err = gs_pol_acquire(&d->pol, &c->pol, yield,
-			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
+	err = gs_pol_acquire(&d->pol, &c->pol, yield, a->flags, due,
 			     a->gpu_ns, now, apply_cb, d);
-	if (err || c->pol.state == GS_POL_HOLDING) {
+	/* Granted, refused, or a nudge (which never waits). */
+	if (err || c->pol.state != GS_POL_WAITING) {
 		reply(c, err, NULL, 0, -1);
 		return;
 	}

@@ -1022,7 +1022,8 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
  * @a: the request as copied in
  *
  * Return: 0, -EOPNOTSUPP for unknown flags, -EINVAL for NONBLOCK with
- * TIMEOUT, a timeout or due time without its flag, or reserved fields set.
+ * TIMEOUT, NUDGE with any other flag, a timeout or due time without its
+ * flag, or reserved fields set.
  */
 int gs_pol_check_acquire(const struct gpusched_acquire *a)
 {
@@ -1035,6 +1036,9 @@ int gs_pol_check_acquire(const struct gpusched_acquire *a)
 	if (a->timeout_ns && !(a->flags & GPUSCHED_ACQUIRE_TIMEOUT))
 		return -EINVAL;
 	if (a->due_us && !(a->flags & GPUSCHED_ACQUIRE_DUE))
+		return -EINVAL;
+	if ((a->flags & GPUSCHED_ACQUIRE_NUDGE) &&
+	    (a->flags & ~GPUSCHED_ACQUIRE_NUDGE))
 		return -EINVAL;
 	if (a->reserved[0] || a->reserved[1])
 		return -EINVAL;
@@ -1108,12 +1112,46 @@ int gs_pol_check_release(const struct gpusched_release *r)
 	return 0;
 }
 
+/*
+ * NUDGE: @c, of the latency class, launched work beside the holder without
+ * the token. The holder is told on its page (nudge_ns) to let its queue run
+ * out once: the driver then runs @c's work, queued already, and switches
+ * back when it is done, while the holder launches on. Nobody waits, no
+ * grant changes hands and no grace time runs, so neither the hand-over's
+ * host round trips nor a revocation can cost the holder GPU time. The
+ * report is @c's work beside the holder: charged like a grant at latency
+ * rank, it spends the class's budget, which bounds how often @c may nudge.
+ */
+static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 gpu_ns,
+		 u64 now, struct gs_pol_effects *fx)
+{
+	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
+	bool beside = lat && c->state != GS_POL_HOLDING;
+	u32 rank = c->rank;
+
+	/* The report is taken whatever the answer, as ACQUIRE takes it. */
+	if (beside)
+		c->rank = GS_RANK_LATENCY;
+	gs_pol_report_gpu(d, c, gpu_ns, now, fx);
+	if (beside)
+		c->rank = rank;
+	if (!lat)
+		return -EPERM;
+	if (!d->holder || d->holder == c)
+		return -EALREADY;
+	if (!latency_budget(d, now))
+		return -EBUSY;
+	d->holder->nudge_at = now;
+	c->nudges++;
+	return 0;
+}
+
 /**
  * gs_pol_acquire() - ACQUIRE, or YIELD, as both token services run it
  * @d: the device
  * @c: the client
  * @yield: YIELD: release first if holding
- * @nonblock: GPUSCHED_ACQUIRE_NONBLOCK
+ * @flags: the request's GPUSCHED_ACQUIRE_* (checked by gs_pol_check_acquire())
  * @due: when @c needs the GPU (GPUSCHED_ACQUIRE_DUE); 0: now
  * @gpu_ns: GPU time reported, taken before the wait (gs_pol_report_gpu())
  * @now: the time
@@ -1121,15 +1159,25 @@ int gs_pol_check_release(const struct gpusched_release *r)
  * @arg: @apply's argument
  *
  * Return: 0 with @c holding or waiting, -EALREADY (holding), -EBUSY
- * (waiting already) or -EAGAIN (@nonblock and not granted at once).
+ * (waiting already) or -EAGAIN (NONBLOCK and not granted at once). With
+ * GPUSCHED_ACQUIRE_NUDGE: 0 with the holder nudged, -EINVAL for YIELD,
+ * -EPERM, -EALREADY or -EBUSY (see nudge()).
  */
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
-		   bool nonblock, u64 due, u64 gpu_ns, u64 now,
+		   u32 flags, u64 due, u64 gpu_ns, u64 now,
 		   gs_pol_apply_fn *apply, void *arg)
 {
+	bool nonblock = flags & GPUSCHED_ACQUIRE_NONBLOCK;
 	struct gs_pol_effects fx = { 0 };
 	int err = 0;
 
+	if (flags & GPUSCHED_ACQUIRE_NUDGE) {
+		if (yield)
+			return -EINVAL;
+		err = nudge(d, c, gpu_ns, now, &fx);
+		apply(arg, &fx, now);
+		return err;
+	}
 	if (c->state == GS_POL_HOLDING && yield)
 		gs_pol_release(d, c, now, &fx);
 	/* Before the wait: it belongs to the grant that just ended. */
@@ -1321,6 +1369,7 @@ void gs_pol_status_fill(const struct gs_pol_dev *d,
 		.handover_ns = d->p.handover_ns,
 		.mem_reserved = c->mem.reserved,
 		.mem_limit = gs_mem_limit(d, c),
+		.nudge_ns = c->nudge_at,
 	};
 }
 

@@ -137,6 +137,7 @@ struct gs_pol_client {
 	u64 hard_end;		/* yield from here on regardless (cap) */
 	u64 yield_at;		/* when asked to yield */
 	u64 yield_due;		/* when the waiters need the GPU; 0: now */
+	u64 nudge_at;		/* last nudged (ACQUIRE_NUDGE); 0: never */
 	bool yield_requested;
 	bool revoked;			/* the last grant ended by revocation */
 	/*
@@ -153,6 +154,7 @@ struct gs_pol_client {
 	u64 wait_ns_max;
 	u64 overruns;
 	u64 yields;
+	u64 nudges;			/* nudges of holders it made */
 	struct gs_pol_mem mem;		/* device memory accounting (mem.c) */
 };
 
@@ -271,16 +273,18 @@ u64 gs_pol_due(const struct gpusched_acquire *a, u64 now);
 
 /*
  * ACQUIRE (and YIELD when @yield: release first) as both token services
- * run it, @due the time @c needs the GPU (0: now), @gpu_ns a report taken
- * (gs_pol_report_gpu()) before the wait: 0 with @c holding or
- * waiting, -EALREADY (holding), -EBUSY (already waiting) or -EAGAIN
- * (@nonblock and not granted at once). The effects of each step go to
+ * run it, @flags the request's (GPUSCHED_ACQUIRE_*), @due the time @c
+ * needs the GPU (0: now), @gpu_ns a report taken (gs_pol_report_gpu())
+ * before the wait: 0 with @c holding or waiting, -EALREADY (holding),
+ * -EBUSY (already waiting) or -EAGAIN (NONBLOCK and not granted at once);
+ * with GPUSCHED_ACQUIRE_NUDGE, 0 with the holder nudged and @c idle, or
+ * the errors the uapi header lists. The effects of each step go to
  * @apply before the next step, since one struct gs_pol_effects holds one
  * client per kind.
  */
 typedef void gs_pol_apply_fn(void *arg, struct gs_pol_effects *fx, u64 now);
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
-		   bool nonblock, u64 due, u64 gpu_ns, u64 now,
+		   u32 flags, u64 due, u64 gpu_ns, u64 now,
 		   gs_pol_apply_fn *apply, void *arg);
 void gs_pol_tick(struct gs_pol_dev *d, u64 now,
 		 struct gs_pol_effects *fx);

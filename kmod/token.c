@@ -840,9 +840,9 @@ static bool gs_client_restarted(struct gs_client *c,
  * restarted call waits until the first call's deadline and does not take
  * the report again.
  *
- * Return: 0 when granted; -ENOTCONN, -EALREADY, -EBUSY, -EAGAIN (would
- * wait, or the grant ended before this thread ran), -ETIMEDOUT,
- * -ERESTARTNOHAND.
+ * Return: 0 when granted (or, GPUSCHED_ACQUIRE_NUDGE, the holder nudged);
+ * -ENOTCONN, -EALREADY, -EBUSY, -EPERM (a nudge), -EAGAIN (would wait, or
+ * the grant ended before this thread ran), -ETIMEDOUT, -ERESTARTNOHAND.
  */
 int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 		      bool yield)
@@ -867,8 +867,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	if (restarted)
 		gpu_ns = 0;	/* the interrupted call took it */
 	due = gs_pol_due(a, now);
-	err = gs_pol_acquire(&gpu->pol, &c->pol, yield,
-			     a->flags & GPUSCHED_ACQUIRE_NONBLOCK, due,
+	err = gs_pol_acquire(&gpu->pol, &c->pol, yield, a->flags, due,
 			     gpu_ns, now, gs_apply_cb, gpu);
 	if (gpu_ns)
 		gs_status_sync(gpu, c, now);	/* held_ns may have grown */

@@ -342,7 +342,8 @@ static void op_acquire(struct thr *t, bool yield)
 		a.flags = GPUSCHED_ACQUIRE_TIMEOUT;
 		break;
 	case 5:
-		a.flags = GS_ACQUIRE_FLAGS;
+		a.flags = gs_chance(&t->rng, 2) ? GS_ACQUIRE_FLAGS :
+						  GPUSCHED_ACQUIRE_NUDGE;
 		break;
 	default:
 		break;	/* blocking: a signal or the grant ends it */
@@ -376,12 +377,21 @@ static void op_acquire(struct thr *t, bool yield)
 	else if (a.due_us && !(a.flags & GPUSCHED_ACQUIRE_DUE))
 		EXPECT_IN(t, "acquire (due_us without the flag)", err, -EINVAL,
 			  -EBADF);
+	else if ((a.flags & GPUSCHED_ACQUIRE_NUDGE) &&
+		 (a.flags & ~GPUSCHED_ACQUIRE_NUDGE))
+		EXPECT_IN(t, "acquire (NUDGE with another flag)", err, -EINVAL,
+			  -EBADF);
 	else if (a.reserved[0] || a.reserved[1])
 		EXPECT_IN(t, "acquire (reserved)", err, -EINVAL, -EBADF);
+	else if ((a.flags & GPUSCHED_ACQUIRE_NUDGE) && yield)
+		EXPECT_IN(t, "yield (NUDGE)", err, -EINVAL, -ENOTCONN, -EBADF);
+	else if (a.flags & GPUSCHED_ACQUIRE_NUDGE)
+		EXPECT_IN(t, "acquire (NUDGE)", err, 0, -EALREADY, -EPERM,
+			  -EBUSY, -ENOTCONN, -EBADF);
 	else
 		EXPECT_IN(t, "acquire", err, 0, -EALREADY, -EBUSY, -EAGAIN,
 			  -EINTR, -ETIMEDOUT, -ENOTCONN, -EBADF);
-	if (!err)
+	if (!err && !(a.flags & GPUSCHED_ACQUIRE_NUDGE))
 		gs_count(C_GRANTED, 1);
 	else if (err == -EINTR)
 		gs_count(C_EINTR, 1);

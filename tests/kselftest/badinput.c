@@ -129,7 +129,7 @@ TEST_F(badinput, unknown_flags_give_eopnotsupp)
 	EXPECT_EQ(-ENOTCONN, gs_acquire(fd, 0, 0));
 	close(fd);
 
-	aq.flags = GPUSCHED_ACQUIRE_DUE << 1;	/* the next bit, not defined */
+	aq.flags = GPUSCHED_ACQUIRE_NUDGE << 1;	/* the next bit, not defined */
 	EXPECT_EQ(-EOPNOTSUPP, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	EXPECT_EQ(-EOPNOTSUPP, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
 	aq.flags = 1U << 31;

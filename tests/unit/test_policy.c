@@ -1114,6 +1114,74 @@ static void t_yield_due(void)
 	}
 }
 
+/*
+ * NUDGE: a latency-class client with work beside the holder asks it to let
+ * its queue run out once. The holder keeps the token, is not asked to
+ * yield (so no grace time runs), and sees when on its page; the nudger
+ * stays idle. Only the latency class may, within its budget, and only
+ * while someone else holds; YIELD with it is refused.
+ */
+static void t_nudge(void)
+{
+	struct gs_pol_client c[3];
+	struct gs_pol_effects fx = { 0 };
+	struct gpusched_status st;
+	struct gs_pol_params p;
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC, vt;
+	const u32 N = GPUSCHED_ACQUIRE_NUDGE;
+	int i;
+
+	gs_pol_default_params(&p);
+	p.latency_pct = 10;
+	gs_pol_dev_init(&d, &p, now);
+	for (i = 0; i < 3; i++)
+		gs_pol_client_init(&d, &c[i], now);
+	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
+				       now, &fx) == 0, "set latency class");
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 0, now, fx_none, NULL) == -EALREADY,
+	      "a nudge with nobody holding is not -EALREADY");
+	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
+	      d.holder == &c[0], "first acquire not granted");
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[2], false, N, 0, 0, now, fx_none, NULL) == -EPERM,
+	      "a normal-class client's nudge is not -EPERM");
+	CHECK(c[0].nudge_at == 0, "refused nudge left nudge_at %" PRIu64, c[0].nudge_at);
+	CHECK(gs_pol_acquire(&d, &c[1], true, N, 0, 0, now, fx_none, NULL) == -EINVAL,
+	      "YIELD with NUDGE is not -EINVAL");
+	vt = c[1].vtime;
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 50 * US, now, fx_none, NULL) == 0,
+	      "the latency client's nudge refused");
+	CHECK(c[0].nudge_at == now && d.holder == &c[0] && !c[0].yield_requested,
+	      "after a nudge: nudge_at %" PRIu64 " (want %" PRIu64 "), holder %td, yield asked %d",
+	      c[0].nudge_at, now, d.holder - c, c[0].yield_requested);
+	CHECK(c[1].state == GS_POL_IDLE && c[1].nudges == 1 && d.nr_waiting == 0,
+	      "the nudger: state %d, nudges %" PRIu64 ", waiting %u",
+	      c[1].state, c[1].nudges, d.nr_waiting);
+	CHECK(c[1].gpu_ns == 50 * US && c[1].vtime > vt,
+	      "the nudge's report: gpu_ns %" PRIu64 ", vtime %" PRIu64 " from %" PRIu64,
+	      c[1].gpu_ns, c[1].vtime, vt);
+	gs_pol_status_fill(&d, &c[0], 1, now, &st);
+	CHECK(st.nudge_ns == now && !(st.flags & GPUSCHED_ST_YIELD),
+	      "holder's page: nudge_ns %" PRIu64 ", flags %#x", (uint64_t)st.nudge_ns,
+	      st.flags);
+	/* Long after, nothing was revoked: no grace time ran. */
+	now += 10 * p.grace_ns;
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_tick(&d, now, &fx);
+	CHECK(!fx.revoked && d.holder == &c[0], "nudged holder revoked");
+	/* Work beside the holder spends the class's budget: 10% of the window. */
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, p.window_ns, now, fx_none,
+			     NULL) == -EBUSY, "a nudge past the latency budget is not -EBUSY");
+	CHECK(c[0].nudge_at == now - 10 * p.grace_ns,
+	      "refused nudge moved nudge_at to %" PRIu64, c[0].nudge_at);
+	for (i = 0; i < 3; i++) {
+		fx = (struct gs_pol_effects){ 0 };
+		gs_pol_client_exit(&d, &c[i], now, &fx);
+	}
+}
+
 static void t_next_event(void)
 {
 	struct gs_pol_params p;
@@ -2116,6 +2184,7 @@ static const struct tap_test tests[] = {
 	{ "overrun: revoked after grace_ns, charged, counted; not before", t_overrun },
 	{ "yield withdrawn when the waiters that justified it leave", t_yield_withdrawn },
 	{ "yield_due: the waiters' earliest due, 0 once one needs it now", t_yield_due },
+	{ "nudge: the holder told to run its queue out, no hand-over, within the budget", t_nudge },
 	{ "next_event: slice end, grace end, nothing for a lone holder", t_next_event },
 	{ "next_event: an overdue event is due now, even before a tick", t_next_event_overdue },
 	{ "a grant of any length is charged in full", t_long_grant },

@@ -65,6 +65,17 @@
  *	holder asked to yield for it sees when on its status page
  *	(@yield_due_ns) and may leave the work that ends by then running.
  *	Without the flag @due_us must be 0.
+ *	With GPUSCHED_ACQUIRE_NUDGE (GPUSCHED_FEAT_NUDGE), the caller does
+ *	not wait and is not queued: it is of the latency class and has
+ *	launched work beside the holder, without the token. The holder is
+ *	asked to let its queue run out once (@nudge_ns on its page) and
+ *	then goes on holding: the driver runs the caller's work in between,
+ *	and the token never changes hands. 0 when the holder was nudged;
+ *	EALREADY when no other client holds the token; EPERM when the
+ *	caller is not of the latency class; EBUSY when the class's budget
+ *	(latency_pct) is spent. It excludes the other flags and YIELD
+ *	(EINVAL). @gpu_ns is charged as for ACQUIRE, and spends the latency
+ *	class's budget.
  *	@gpu_ns (GPUSCHED_FEAT_GPU_TIME): see "GPU time" below.
  *
  * GPUSCHED_IOC_RELEASE (struct gpusched_release, in)
@@ -248,6 +259,7 @@ enum gpusched_features {
 	GPUSCHED_FEAT_DUE = 1U << 0,	/* GPUSCHED_ACQUIRE_DUE, yield_due_ns */
 	GPUSCHED_FEAT_GPU_TIME = 1U << 1,	/* @gpu_ns reports are charged */
 	GPUSCHED_FEAT_MEM = 1U << 2,	/* MEM_RESERVE/RETURN, mem_* fields */
+	GPUSCHED_FEAT_NUDGE = 1U << 3,	/* GPUSCHED_ACQUIRE_NUDGE, nudge_ns */
 };
 
 enum gpusched_class {
@@ -281,6 +293,7 @@ enum gpusched_acquire_flags {
 	GPUSCHED_ACQUIRE_NONBLOCK = 1U << 0,
 	GPUSCHED_ACQUIRE_TIMEOUT = 1U << 1,
 	GPUSCHED_ACQUIRE_DUE = 1U << 2,
+	GPUSCHED_ACQUIRE_NUDGE = 1U << 3,
 };
 
 /* ACQUIRE and YIELD */
@@ -422,7 +435,14 @@ struct gpusched_status {
 	 */
 	__u64 mem_reserved;
 	__u64 mem_limit;
-	__u64 reserved[6];
+	/*
+	 * GPUSCHED_FEAT_NUDGE: CLOCK_MONOTONIC time of the last nudge of this
+	 * client (GPUSCHED_ACQUIRE_NUDGE) while it held the token, 0: none.
+	 * A holder that sees it change lets its queue run out once, so that
+	 * the latency-class work queued beside it runs, then launches on.
+	 */
+	__u64 nudge_ns;
+	__u64 reserved[5];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7
