@@ -155,9 +155,13 @@ struct gs_ctx *ctx_current(void)
 	fresh->ordinal = dev;
 	for (unsigned int i = 0; i < GS_RING; i++) {
 		if (!real.cuEventCreate || !real.cuEventSynchronize ||
-		    real.cuEventCreate(&fresh->ev[i], CU_EVENT_BLOCKING_SYNC) !=
+		    real.cuEventCreate(&fresh->ev_t[i], CU_EVENT_BLOCKING_SYNC) !=
 		    CUDA_SUCCESS)
 			break;
+		if (real.cuEventCreate(&fresh->ev_n[i], CU_EVENT_BLOCKING_SYNC |
+				       CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+			fresh->ev_n[i] = fresh->ev_t[i];
+		fresh->ev[i] = fresh->ev_t[i];
 		fresh->nr_events++;
 	}
 

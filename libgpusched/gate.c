@@ -167,6 +167,19 @@ int dev_open_locked(struct gs_dev *d)
 	return GATE_RETRY;
 }
 
+/* The time of the last nudge on @g's page (0: none). */
+static uint64_t page_nudge(const struct gpusched *g)
+{
+	return __atomic_load_n(&g->st->nudge_ns, __ATOMIC_RELAXED);
+}
+
+/* Has @d's holder @g been nudged since its queue last ran out for it? */
+static bool nudged(struct gs_dev *d, const struct gpusched *g)
+{
+	return page_nudge(g) != atomic_load_explicit(&d->nudge_seen,
+						     memory_order_relaxed);
+}
+
 /* A launch at @t (ns) found the token not ours, or asked for early. */
 static int gate_slow(struct gs_dev *d, uint64_t t)
 {
@@ -189,6 +202,28 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 	fl = gs_status_flags(g);
 	if (d->early_until)
 		early_done(d, t);
+	/*
+	 * Nudged: a latency-class client's work is queued beside ours. Let
+	 * our queue run out, so that the driver switches to that work, then
+	 * launch on: by the time it is done our next kernels are queued, and
+	 * the driver switches back without the host in between. Unless our
+	 * queue is longer than the service lets us keep beside such a
+	 * client (kernels longer than that, one at a time): the driver's
+	 * time slice then serves it sooner, and a drain would only idle the
+	 * GPU between our kernels.
+	 */
+	if (HELD_ONLY(fl) && nudged(d, g)) {
+		uint64_t at = page_nudge(g);
+
+		if (dev_queued_ns(d) <= latency_queue_ns(d)) {
+			drain_locked(d, false);
+			at = page_nudge(g);
+			atomic_store(&d->draining, false);
+			STAT_INC(nudged);
+		}
+		atomic_store(&d->nudge_seen, at);
+		goto out;
+	}
 	if (HELD_ONLY(fl))
 		goto out;	/* another thread got it for us */
 	lat_observe(d, g, fl, gs_now_ns());
@@ -248,6 +283,8 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 		 */
 		if (!err)
 			dev_unstamp(d);
+		/* Nudges of an earlier grant were for its queue, not ours. */
+		atomic_store(&d->nudge_seen, page_nudge(g));
 		d->seen_launches = atomic_load(&d->launches);
 		d->seen_at = gs_now_ns();
 		kick_idle_thread();
@@ -282,8 +319,10 @@ static enum gs_gate_state gate_state(struct gs_dev *d, struct gpusched *g)
 	fl = gs_status_flags(g);
 	if (fl & GPUSCHED_ST_REVOKED)
 		return GS_GATE_REVOKED;
+	if ((fl & GPUSCHED_ST_HOLDING) && (fl & GPUSCHED_ST_YIELD))
+		return GS_GATE_YIELDING;
 	if (fl & GPUSCHED_ST_HOLDING)
-		return fl & GPUSCHED_ST_YIELD ? GS_GATE_YIELDING : GS_GATE_HOLDING;
+		return nudged(d, g) ? GS_GATE_NUDGED : GS_GATE_HOLDING;
 	if (atomic_load(&d->beside_ask))
 		return GS_GATE_BESIDE;
 	if (atomic_load(&d->early))
@@ -320,8 +359,9 @@ int gate_enter(struct gs_dev *d)
 		case GS_LAUNCH_BESIDE:
 			/* Asking ahead already, the idle thread brings it. */
 			atomic_fetch_sub(&d->launching, 1);
-			if (s != GS_GATE_ASKING)
-				beside_ask(d, t ? t : gs_now_ns());
+			if (s != GS_GATE_ASKING &&
+			    beside_ask(d, t ? t : gs_now_ns()))
+				return GATE_BESIDE_ASK;
 			return GATE_BESIDE;
 		case GS_WAIT_ASK:
 			/*

@@ -16,6 +16,7 @@ enum gs_gate_state {
 	GS_GATE_ASKING,		/* the idle thread asks ahead of our request */
 	GS_GATE_BESIDE,		/* the idle thread asks; launches go beside the holder */
 	GS_GATE_HOLDING,	/* ours, nobody asked for it: the fast path */
+	GS_GATE_NUDGED,		/* ours; work is queued beside: run ours out once */
 	GS_GATE_YIELDING,	/* ours, somebody asked: drain, then yield */
 	GS_GATE_DRAINING,	/* being given away: launches stay off */
 	GS_GATE_REVOKED,	/* taken from us: our leftovers drain first */

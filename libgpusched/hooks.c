@@ -95,6 +95,7 @@ struct gs_launch {
 	bool held;		/* the token's: under d->launching */
 	bool tracked;		/* in cs's ring: the token's, or beside it */
 	bool framed;		/* frame_start() marked its start */
+	bool ask;		/* beside: wake the idle thread once launched */
 };
 
 static uint64_t launch_key_ex(const CUlaunchConfig *c, const void *f)
@@ -118,6 +119,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	l->held = false;
 	l->tracked = false;
 	l->framed = false;
+	l->ask = false;
 	l->key = key;
 	ensure_process_init();
 	atomic_fetch_add_explicit(&stats.launches[route], 1, memory_order_relaxed);
@@ -145,6 +147,9 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	gate = gate_enter(l->cs->d);
 	ret_held = gate == GATE_HELD;
 	switch (gate) {
+	case GATE_BESIDE_ASK:
+		l->ask = true;
+		/* fall through */
 	case GATE_HELD:
 	case GATE_BESIDE:
 		l->d = l->cs->d;
@@ -153,7 +158,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		if (!l->held)
 			STAT_INC(beside);
 		pthread_mutex_lock(&l->cs->lock);
-		l->framed = frame_start(l->cs, stream, ptsz);
+		l->framed = frame_start(l->cs, stream, ptsz, key);
 		pthread_mutex_unlock(&l->cs->lock);
 		return CUDA_SUCCESS;
 	case GATE_DENIED:
@@ -178,6 +183,9 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 	}
 	if (l->held)
 		atomic_fetch_sub(&l->d->launching, 1);
+	/* Queued first, so that a nudged holder's queue runs out into it. */
+	if (l->ask)
+		kick_idle_thread();
 }
 
 /*

@@ -157,6 +157,7 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	float ms;
 
 	if (!cs->ev_key[slot] || !cs->prev_ok ||
+	    !cs->ev_timing[cs->prev] || !cs->ev_timing[slot] ||
 	    cs->ev_mark[cs->prev] + 1 != cs->ev_mark[slot] ||
 	    !real.cuEventElapsedTime ||
 	    real.cuEventElapsedTime(&ms, cs->ev[cs->prev], cs->ev[slot]) !=
@@ -475,19 +476,27 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 	pthread_mutex_unlock(&cs->lock);
 }
 
-/* An event on @stream after our launches so far. Caller holds cs->lock. */
-static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
+/*
+ * An event on @stream after our launches so far; @timing: one that takes
+ * a timestamp (a timed launch's end, or the start of the next one's).
+ * Caller holds cs->lock.
+ */
+static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
+		    uint64_t key, bool timing)
 {
 	CUresult (*rec)(CUevent, CUstream);
 	unsigned int slot = (cs->head + cs->nr) % cs->nr_events;
+	CUevent ev = timing ? cs->ev_t[slot] : cs->ev_n[slot];
 
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
 	/* Recorded on the launch's own stream: an event on the legacy
 	 * stream would serialise every blocking stream.
 	 */
 	if (!rec || cs->nr + cs->prev_ok >= cs->nr_events ||
-	    rec(cs->ev[slot], stream) != CUDA_SUCCESS)
+	    rec(ev, stream) != CUDA_SUCCESS)
 		return false;
+	cs->ev[slot] = ev;
+	cs->ev_timing[slot] = timing || ev == cs->ev_t[slot];
 	cs->ev_mark[slot] = cs->launches;
 	cs->ev_cum[slot] = cs->cum_ns;
 	cs->ev_key[slot] = key;
@@ -498,19 +507,27 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
 }
 
 /*
- * Is the launch about to be queued on @cs one to time? Every one beside a
- * latency-class client, whose requests our queue goes by kernel by kernel,
- * and every one until the first is timed; else one in about GS_TIME_EVERY,
- * at varied intervals so that a repeating mix of kernels is sampled
- * throughout: an event costs the launching thread a driver call, which a
- * program of short kernels alone on the GPU pays in throughput. Caller
- * holds cs->lock.
+ * Is the launch of @key about to be queued on @cs one to time? Every one
+ * beside a latency-class client, whose wait our queue is, bounded kernel
+ * by kernel by their lengths; every one of a kernel whose length is not
+ * known yet (the queue bound would take it for the mean); else one in
+ * about GS_TIME_EVERY, at varied intervals so that a repeating mix of
+ * kernels is sampled throughout: a timed launch costs the launching thread
+ * a driver call, and the GPU a timestamp between two kernels. Caller holds
+ * cs->lock.
  */
-static bool time_this(struct gs_ctx *cs)
+static bool time_this(struct gs_ctx *cs, uint64_t key)
 {
-	return !cs->est.mean || cs->launches >= cs->sample_at ||
-	       dev_sharing(cs->d) == SHARED_LATENCY;
+	struct gs_klen *k;
+
+	if (!cs->est.mean || cs->launches >= cs->sample_at ||
+	    dev_sharing(cs->d) == SHARED_LATENCY)
+		return true;
+	k = key ? gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false) :
+		  NULL;
+	return key && (!k || !k->ns);
 }
+
 
 /*
  * How many launches to one timed, and to one event at least, away from a
@@ -538,18 +555,18 @@ static void timed_one(struct gs_ctx *cs)
  * event is on another stream: its time is not the kernel's start). Room is
  * left for the event after it. Caller holds cs->lock.
  */
-bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz)
+bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
 {
 	unsigned int last = (cs->head + cs->nr + cs->nr_events - 1) % cs->nr_events;
 
 	if (!real.cuEventQuery || cs->nr + cs->prev_ok + 2 > cs->nr_events ||
-	    !time_this(cs))
+	    !time_this(cs, key))
 		return false;
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
-	    cs->ev_stream[last] == stream &&
+	    cs->ev_stream[last] == stream && cs->ev_timing[last] &&
 	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY)
 		return true;
-	return ev_push(cs, stream, ptsz, 0);
+	return ev_push(cs, stream, ptsz, 0, true);
 }
 
 /*
@@ -568,6 +585,24 @@ static void ctx_reap_locked(struct gs_ctx *cs)
 		n++;
 	if (n)
 		ctx_pop_locked(cs, n);
+}
+
+/*
+ * Our GPU time still queued on @d's GPU, predicted, over all our contexts,
+ * with what completed popped first.
+ */
+uint64_t dev_queued_ns(struct gs_dev *d)
+{
+	uint64_t ns = 0;
+
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+		pthread_mutex_lock(&cs->lock);
+		if (real.cuEventQuery)
+			ctx_reap_locked(cs);
+		ns += queued_ns(cs);
+		pthread_mutex_unlock(&cs->lock);
+	}
+	return ns;
 }
 
 /*
@@ -614,7 +649,8 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 * what is in flight is known (the queue bound, a drain).
 		 */
 		if ((framed || cs->launches - cs->last_mark >= time_every(cs) / 2 ||
-		     time_this(cs)) && ev_push(cs, stream, ptsz, framed)) {
+		     time_this(cs, key)) &&
+		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed)
 				timed_one(cs);
 			ctx_reap_locked(cs);

@@ -63,6 +63,14 @@ int gs_acquire_due(struct gpusched *g, int64_t timeout_ns,
 bool gs_due_supported(const struct gpusched *g) GS_HIDDEN;
 
 /*
+ * GPUSCHED_ACQUIRE_NUDGE: our latency-class work is queued beside the
+ * holder; ask it to let its queue run out once. Never waits. Only where
+ * gs_nudge_supported().
+ */
+int gs_nudge(struct gpusched *g) GS_HIDDEN;
+bool gs_nudge_supported(const struct gpusched *g) GS_HIDDEN;
+
+/*
  * @ns of GPU time of this client's own work completed (measured on the
  * GPU's clock), to be reported with the next ACQUIRE, YIELD or RELEASE
  * issued on @g. Safe from any thread; never blocks.

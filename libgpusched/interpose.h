@@ -115,6 +115,9 @@ struct gs_stats {
 	atomic_ullong beside;		/* latency class beside the holder */
 	atomic_ullong beside_grants;	/* ... then granted to the idle thread */
 	atomic_ullong beside_yields;	/* asked to yield, gave it and went beside */
+	atomic_ullong nudges;		/* holders nudged for work beside them */
+	atomic_ullong nudge_refusals;	/* nudges the service refused (budget) */
+	atomic_ullong nudged;		/* as holder: queue run out for a nudge */
 	atomic_ullong denied;		/* GPUSCHED_FAIL=closed */
 	atomic_ullong acquires;
 	atomic_ullong yields;
@@ -175,7 +178,16 @@ struct gs_ctx {
 	uint64_t sample_at;		/* the next launch to time (time_this()) */
 	uint64_t rng;			/* varies the interval between them */
 	unsigned int head, nr;
+	/*
+	 * Per slot of the ring, an event that takes GPU timestamps (a timed
+	 * launch, and the one just before it) and one that does not (what is
+	 * in flight, the queue bound, a drain): the GPU records the latter
+	 * without the stall a timestamp costs between two kernels. ev[] is
+	 * the one recorded in each slot, ev_timing[] which of the two.
+	 */
+	CUevent ev_t[GS_RING], ev_n[GS_RING];
 	CUevent ev[GS_RING];
+	bool ev_timing[GS_RING];
 	uint64_t ev_mark[GS_RING];
 	/* cum_ns when each event was recorded. */
 	uint64_t ev_cum[GS_RING];
@@ -259,9 +271,21 @@ struct gs_dev {
 	atomic_ullong early_req;
 	/*
 	 * A latency-class request launched beside the holder at beside_ask
-	 * (0: none), for which the idle thread asks for the token.
+	 * (0: none), for which the idle thread nudges the holder (or, where
+	 * the service cannot, asks for the token).
 	 */
 	atomic_ullong beside_ask;
+	/* The last nudge_ns of our page that a drain answered (gate_slow()). */
+	atomic_ullong nudge_seen;
+	/*
+	 * Our last launch beside the holder, and whether the pending ask may
+	 * nudge the holder (beside_ask()): the first launch of a request,
+	 * when the request before it was one launch too (beside_multi: the
+	 * current request launched more than once; beside_was_multi: the
+	 * one before it did). Other asks are for the token.
+	 */
+	atomic_ullong beside_last;
+	atomic_bool beside_first, beside_multi, beside_was_multi;
 	/*
 	 * Device memory (mem.c). mem_total: cuDeviceTotalMem of the GPU,
 	 * reported at ATTACH (0: not known yet). mem_users counts threads of
@@ -293,7 +317,13 @@ enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
 /* What a wait for our work ended with (wait_dry(), wait_ev()). */
 enum { DRY_SEEN, DRY_YIELD };
 
-enum { GATE_HELD, GATE_BESIDE, GATE_UNSCHED, GATE_DENIED, GATE_RETRY };
+/*
+ * gate_enter()'s answers. GATE_BESIDE_ASK: launch beside the holder, then
+ * wake the idle thread (kick_idle_thread()), which nudges the holder once
+ * the work is queued.
+ */
+enum { GATE_HELD, GATE_BESIDE, GATE_BESIDE_ASK, GATE_UNSCHED, GATE_DENIED,
+       GATE_RETRY };
 
 extern struct real_tab real GS_HIDDEN;
 
@@ -325,9 +355,11 @@ GS_HIDDEN void ctx_empty_locked(struct gs_ctx *cs);
 GS_HIDDEN bool ctx_busy(struct gs_ctx *cs);
 GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
+GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
 GS_HIDDEN void throttle(struct gs_ctx *cs, uint64_t key);
-GS_HIDDEN bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz);
+GS_HIDDEN bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
+				uint64_t key);
 GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key, bool framed_start);
 
 /* neighbour.c */
@@ -339,7 +371,7 @@ GS_HIDDEN void self_note(struct gs_dev *d, uint64_t t);
 GS_HIDDEN void early_done(struct gs_dev *d, uint64_t t);
 GS_HIDDEN atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t);
 GS_HIDDEN bool beside_now(struct gs_dev *d, const struct gpusched *g);
-GS_HIDDEN void beside_ask(struct gs_dev *d, uint64_t t);
+GS_HIDDEN bool beside_ask(struct gs_dev *d, uint64_t t);
 GS_HIDDEN bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next);
 GS_HIDDEN bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next);
 

@@ -226,13 +226,27 @@ bool beside_now(struct gs_dev *d, const struct gpusched *g)
 	       !(gs_status_flags(g) & GPUSCHED_ST_REVOKED);
 }
 
-/* A launch at @t went beside the holder: have the idle thread ask. */
-void beside_ask(struct gs_dev *d, uint64_t t)
+/*
+ * A launch at @t goes beside the holder: note it for the idle thread.
+ * True when no note was pending: the caller wakes the idle thread once the
+ * launch is queued (GATE_BESIDE_ASK).
+ */
+bool beside_ask(struct gs_dev *d, uint64_t t)
 {
-	uint64_t none = 0;
+	uint64_t prev = atomic_exchange(&d->beside_last, t), none = 0;
+	bool first = !prev || t - prev > idle_wanted(atomic_load(&d->g));
 
-	if (atomic_compare_exchange_strong(&d->beside_ask, &none, t))
-		kick_idle_thread();
+	if (first) {
+		atomic_store(&d->beside_was_multi,
+			     atomic_exchange(&d->beside_multi, false));
+	} else {
+		atomic_store(&d->beside_multi, true);
+	}
+	if (!atomic_compare_exchange_strong(&d->beside_ask, &none, t))
+		return false;
+	atomic_store(&d->beside_first,
+		     first && !atomic_load(&d->beside_was_multi));
+	return true;
 }
 
 /*
@@ -345,11 +359,15 @@ bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next)
 }
 
 /*
- * A request of ours launched beside the holder (beside_ask): ask for the
- * token, so that the holder stops launching and hands it over, and our
- * next launches are the token's again. Waits for the grant at most
- * GS_EARLY_WAIT_NS. Called by the idle thread; returns whether to look
- * again by *@next.
+ * A request of ours launched beside the holder (beside_ask). Its first
+ * launch nudges the holder (GPUSCHED_FEAT_NUDGE), which lets its queue run
+ * out once and launches on, so that the driver runs our work between its
+ * kernels with no hand-over. Later launches of the same request, and any
+ * where the service cannot nudge, ask for the token: the holder stops
+ * launching and hands it over, and our next launches are the token's
+ * until we are idle again; the grant is waited for at most
+ * GS_EARLY_WAIT_NS.
+ * Called by the idle thread; returns whether to look again by *@next.
  */
 bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 {
@@ -366,6 +384,30 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 	if (!g || (gs_status_flags(g) &
 		   (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))) {
 		atomic_store(&d->beside_ask, 0);
+		pthread_mutex_unlock(&d->lock);
+		return false;
+	}
+	if (gs_nudge_supported(g) && atomic_load(&d->beside_first)) {
+		/*
+		 * The first launch of a request (none for longer than we
+		 * would keep the token idle), after a request of one launch:
+		 * the holder lets its queue run out and launches on, and the
+		 * driver runs our work in between. A request that launches
+		 * again soon after gets the token for the rest of it instead
+		 * (below), and so does the next one from its start: nudged
+		 * for each launch, the holder would stop, and the GPU switch
+		 * twice, for each.
+		 */
+		atomic_store(&d->beside_ask, 0);
+		err = gs_nudge(g);
+		if (!err)
+			STAT_INC(nudges);
+		else if (err == -EBUSY)
+			STAT_INC(nudge_refusals);	/* the class's budget */
+		else if (conn_error(err)) {
+			retire_locked(d);
+			service_missing(d, err, true);
+		}
 		pthread_mutex_unlock(&d->lock);
 		return false;
 	}

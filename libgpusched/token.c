@@ -194,6 +194,26 @@ bool gs_due_supported(const struct gpusched *g)
 	return g->features & GPUSCHED_FEAT_DUE;
 }
 
+int gs_nudge(struct gpusched *g)
+{
+	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE };
+	int err;
+
+	if (!g)
+		return -EINVAL;
+	if (!g->st)
+		return -ENOTCONN;
+	a.gpu_ns = gpu_take(g);
+	err = g->be->call(g, GPUSCHED_IOC_ACQUIRE, &a);
+	gpu_sent(g, a.gpu_ns, err);
+	return err;
+}
+
+bool gs_nudge_supported(const struct gpusched *g)
+{
+	return g->features & GPUSCHED_FEAT_NUDGE;
+}
+
 GPUSCHED_API int gpusched_yield(struct gpusched *g, int64_t timeout_ns)
 {
 	return wait_cmd(g, GPUSCHED_IOC_YIELD, timeout_ns, 0);

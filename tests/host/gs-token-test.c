@@ -377,6 +377,47 @@ int main(void)
 		   (unsigned long long)atomic_load(&g->gpu_pending_ns));
 	}
 
+	/*
+	 * NUDGE: never waits or queues; only the latency class, only while
+	 * another client holds; the holder sees when on its page and is not
+	 * asked to yield, so no grace time runs.
+	 */
+	ok(gs_nudge_supported(g2) && (g2->st->features & GPUSCHED_FEAT_NUDGE),
+	   "the service says it takes GPUSCHED_ACQUIRE_NUDGE (features %#x)",
+	   g2->st->features);
+	EXPECT(gs_nudge(g2), -EPERM);	/* normal class */
+	EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_LATENCY,
+				   GPUSCHED_KEEP), 0);
+	EXPECT(gs_nudge(g2), -EALREADY);	/* nobody holds */
+	aq.flags = GPUSCHED_ACQUIRE_NUDGE | GPUSCHED_ACQUIRE_NONBLOCK;
+	EXPECT(g2->be->call(g2, GPUSCHED_IOC_ACQUIRE, &aq), -EINVAL);
+	aq.flags = GPUSCHED_ACQUIRE_NUDGE;
+	EXPECT(g2->be->call(g2, GPUSCHED_IOC_YIELD, &aq), -EINVAL);
+	aq.flags = 0;
+	EXPECT(gpusched_acquire(g, GPUSCHED_FOREVER), 0);
+	{
+		uint64_t before = g->st->nudge_ns, at = ns_now();
+
+		EXPECT(gs_nudge(g2), 0);
+		ok(g->st->nudge_ns >= at && g->st->nudge_ns <= ns_now() &&
+		   g->st->nudge_ns != before,
+		   "the holder's page says when it was nudged (%lld us after the call began)",
+		   (long long)(g->st->nudge_ns - at) / 1000);
+		ok(gpusched_holding(g) && !gpusched_yield_requested(g) &&
+		   !(g2->st->flags & GPUSCHED_ST_HOLDING),
+		   "nudged: the holder keeps the token and is not asked to yield (flags %#x)",
+		   st_flags(g));
+		EXPECT(gpusched_info(g2, &info), 0);
+		ok(info.state == GPUSCHED_STATE_IDLE,
+		   "the nudger is not queued (state %u)", info.state);
+	}
+	usleep(2500000);
+	ok(gpusched_holding(g) && !(st_flags(g) & GPUSCHED_ST_REVOKED),
+	   "not revoked after the grace time for a nudge (flags %#x)", st_flags(g));
+	EXPECT(gpusched_release(g), 0);
+	EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_NORMAL,
+				   GPUSCHED_KEEP), 0);
+
 	/* Parameters. */
 	EXPECT(gpusched_set_params(g, 0, GPUSCHED_KEEP, GPUSCHED_KEEP), -EINVAL);
 	EXPECT(gpusched_set_params(g, GPUSCHED_KEEP, 3, GPUSCHED_KEEP), -EINVAL);

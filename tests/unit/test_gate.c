@@ -18,7 +18,8 @@ static void t_fast(void)
 static void t_slow(void)
 {
 	static const enum gs_gate_state s[] = {
-		GS_GATE_CLOSED, GS_GATE_YIELDING, GS_GATE_DRAINING, GS_GATE_REVOKED,
+		GS_GATE_CLOSED, GS_GATE_NUDGED, GS_GATE_YIELDING, GS_GATE_DRAINING,
+		GS_GATE_REVOKED,
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(s); i++)
