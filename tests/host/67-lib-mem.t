@@ -17,24 +17,7 @@ G=1073741824	# bytes in a GiB
 M=1048576	# ... and in a MiB
 export GS_DOUBLE_MEM=4G
 
-# mem NAME [VAR=VALUE...] -- OP...: gs-mem-client under the library.
-mem() {
-	name=$1
-	shift
-	vars=
-	while [ "$1" != -- ]; do
-		vars="$vars $1"
-		shift
-	done
-	shift
-	# shellcheck disable=SC2086 # VAR=VALUE words
-	client $vars "$GS_MEM" "$@" >"$T/$name.out" 2>"$T/$name.err"
-}
-# at NAME N KEY: KEY of the Nth operation's line.
-at() { sed -n "$2p" "$T/$1.out" | value "$3" -; }
-# reserved NAME / limit NAME: the service's account at the client's exit.
-reserved() { sed -n 's/.*stats memory GPU-[^:]*: reserved=\([0-9]*\) .*/\1/p' "$T/$1.err"; }
-limit() { sed -n 's/.*stats memory GPU-[^:]*: .*limit=\([0-9]*\).*/\1/p' "$T/$1.err"; }
+# refusals NAME: the refusals that NAME logged.
 refusals() { grep -c 'refused: CUDA_ERROR_OUT_OF_MEMORY' "$T/$1.err"; }
 
 # --- the limit, the error, frees, cuMemGetInfo
@@ -124,8 +107,7 @@ set --
 for i in 1 2 3 4 5 6 7 8; do set -- "$@" async 48M free pool 40M free; done
 run_bg pool client GPUSCHED_MEM_LIMIT=64M "$GS_MEM" "$@" async 16M info \
 	touch "$T/pool.ready" wait "$T/pool.go"
-i=0
-while [ ! -e "$T/pool.ready" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+wait_for "$T/pool.ready"
 # The 48 MiB block (holding the 16 MiB now) and the 40 MiB one, cached.
 used=$(double_count mem_used)
 touch "$T/pool.go"

@@ -17,27 +17,6 @@ service 20000 200000
 G=1073741824
 M=1048576
 
-mem() {
-	name=$1
-	shift
-	vars=
-	while [ "$1" != -- ]; do
-		vars="$vars $1"
-		shift
-	done
-	shift
-	# shellcheck disable=SC2086 # VAR=VALUE words
-	client $vars "$GS_MEM" "$@" >"$T/$name.out" 2>"$T/$name.err"
-}
-at() { sed -n "$2p" "$T/$1.out" | value "$3" -; }
-reserved() { sed -n 's/.*stats memory GPU-[^:]*: reserved=\([0-9]*\) .*/\1/p' "$T/$1.err"; }
-# wait_for FILE: until it exists (at most 30 s).
-wait_for() {
-	i=0
-	while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
-	[ -e "$1" ]
-}
-
 # The service's sum of reservations on the double's GPU 0; empty if it
 # cannot be read here (no gpuschedctl).
 gpu_reserved() {

@@ -263,6 +263,35 @@ show() {	# show NAME...: outputs as diagnostics
 	return 0
 }
 
+# wait_for FILE: until it exists (at most 30 s); false if it never does.
+wait_for() {
+	wf_i=0
+	while [ ! -e "$1" ] && [ $wf_i -lt 600 ]; do sleep 0.05; wf_i=$((wf_i + 1)); done
+	[ -e "$1" ]
+}
+
+# --- the memory tests' client (tests/cuda-double/gs-mem-client, $GS_MEM)
+# mem NAME [VAR=VALUE...] -- OP...: gs-mem-client under the library, its
+# output in $T/NAME.out and .err.
+mem() {
+	name=$1
+	shift
+	vars=
+	while [ "$1" != -- ]; do
+		vars="$vars $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # VAR=VALUE words
+	client $vars "$GS_MEM" "$@" >"$T/$name.out" 2>"$T/$name.err"
+}
+# at NAME N KEY: KEY of the Nth operation's line of NAME's output.
+at() { sed -n "$2p" "$T/$1.out" | value "$3" -; }
+# reserved NAME / limit NAME: the service's account of NAME at its exit
+# (the library's GPUSCHED_STATS line).
+reserved() { sed -n 's/.*stats memory GPU-[^:]*: reserved=\([0-9]*\) .*/\1/p' "$T/$1.err"; }
+limit() { sed -n 's/.*stats memory GPU-[^:]*: .*limit=\([0-9]*\).*/\1/p' "$T/$1.err"; }
+
 # busy_and_probe KERNEL_US PERIOD_US [VAR=VALUE...]: a busy client of
 # KERNEL_US kernels with the VARs in its environment and, started with it,
 # a latency-class probe of 50 us kernels every PERIOD_US (both scaled by
