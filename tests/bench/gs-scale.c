@@ -228,82 +228,43 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A dump's clients, each with its id. */
+static int count_client(const struct nlattr *const *tb, unsigned int datagram,
+			void *arg)
+{
+	(void)datagram;
+	if (!tb[GPUSCHED_A_CLIENT_ID])
+		return -EBADMSG;
+	++*(int *)arg;
+	return 0;
+}
+
 /* Clients of @gpu listed by a GET_CLIENT dump, or -errno. */
 static int dump_count(unsigned int gpu)
 {
-	static unsigned char rx[GS_NL_BUF];
-	struct gs_msg *m = calloc(1, sizeof(*m));
-	int fd = gs_nl_open(), family, count = 0, err = 0;
-	bool done = false;
-	__u32 grp;
+	int family, count = 0, err, fd = gs_nl_open_family(&family);
 
-	if (fd < 0 || !m)
-		return -ENOMEM;
-	family = gs_nl_family(fd, &grp);
-	if (family < 0) {
-		err = family;
-		goto out;
-	}
-	gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_DUMP,
-		    GPUSCHED_CMD_GET_CLIENT, GPUSCHED_GENL_VERSION);
-	gs_msg_u32(m, GPUSCHED_A_CLIENT_GPU, gpu);
-	err = gs_nl_send(fd, m->b, m->len);
-	while (!err && !done) {
-		const struct nlmsghdr *h = (const void *)rx;
-		ssize_t n = gs_nl_recv(fd, rx, sizeof(rx), 10000);
-
-		if (n <= 0) {
-			err = n ? n : -ETIMEDOUT;
-			break;
-		}
-		for (; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				err = ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
-				break;
-			}
-			count++;
-		}
-	}
-out:
-	free(m);
+	if (fd < 0)
+		return fd;
+	err = gs_nl_client_dump(fd, family, gpu, 10000, count_client, &count);
 	close(fd);
-	return err ? err : count;
+	return err < 0 ? err : count;
 }
 
 /* SET_CLIENT by this process's pid on @gpu: 0 or -errno. */
 static int set_by_pid(unsigned int gpu)
 {
-	static unsigned char rx[GS_NL_BUF];
-	struct gs_msg *m = calloc(1, sizeof(*m));
-	int fd = gs_nl_open(), family, err;
-	__u32 grp;
+	int family, err, fd = gs_nl_open_family(&family);
+	struct gs_msg m;
 
-	if (fd < 0 || !m)
-		return -ENOMEM;
-	family = gs_nl_family(fd, &grp);
-	err = family < 0 ? family : 0;
-	if (!err) {
-		gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_ACK,
-			    GPUSCHED_CMD_SET_CLIENT, GPUSCHED_GENL_VERSION);
-		gs_msg_u32(m, GPUSCHED_A_CLIENT_GPU, gpu);
-		gs_msg_u32(m, GPUSCHED_A_CLIENT_PID, getpid());
-		gs_msg_u32(m, GPUSCHED_A_CLIENT_WEIGHT, GPUSCHED_WEIGHT_DEFAULT);
-		err = gs_nl_send(fd, m->b, m->len);
-	}
-	if (!err) {
-		ssize_t n = gs_nl_recv(fd, rx, sizeof(rx), 60000);
-		const struct nlmsghdr *h = (const void *)rx;
-
-		if (n <= 0)
-			err = n ? n : -ETIMEDOUT;
-		else if (h->nlmsg_type == NLMSG_ERROR)
-			err = ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
-	}
-	free(m);
+	if (fd < 0)
+		return fd;
+	gs_msg_init(&m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
+		    GPUSCHED_GENL_VERSION);
+	gs_msg_u32(&m, GPUSCHED_A_CLIENT_GPU, gpu);
+	gs_msg_u32(&m, GPUSCHED_A_CLIENT_PID, getpid());
+	gs_msg_u32(&m, GPUSCHED_A_CLIENT_WEIGHT, GPUSCHED_WEIGHT_DEFAULT);
+	err = gs_nl_ack(fd, &m, 60000);
 	close(fd);
 	return err;
 }

@@ -30,7 +30,7 @@ VM_EXTRA += $(FUZZ_DIR)/fuzz-dev:/tests/fuzz-dev \
 vm-tests: $(FUZZ_VM_BINS)
 
 # The kselftest programs that share the raw netlink helpers.
-$(addprefix $(KSELFTEST_DIR)/bin/,netlink-dump namespaces grant-page faultinject): \
+$(addprefix $(KSELFTEST_DIR)/bin/,netlink-dump namespaces grant-page faultinject mem): \
 	tests/fuzz/fuzz-nl.h
 
 # make check-storm: the storm alone at the issue's sizes (64 clients x 10^4

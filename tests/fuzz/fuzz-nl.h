@@ -161,6 +161,81 @@ static inline __u64 gs_nla_u64(const struct nlattr *a)
 	return v;
 }
 
+/* Ask on @fd for a GET_CLIENT dump of GPU @gpu: 0 or -errno. */
+static inline int gs_nl_client_dump_send(int fd, int family, unsigned int gpu)
+{
+	struct gs_msg *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_DUMP,
+		    GPUSCHED_CMD_GET_CLIENT, GPUSCHED_GENL_VERSION);
+	gs_msg_u32(m, GPUSCHED_A_CLIENT_GPU, gpu);
+	err = gs_nl_send(fd, m->b, m->len);
+	free(m);
+	return err;
+}
+
+/*
+ * Called for each client of a dump with its attributes and the number of
+ * the datagram that carried it (1 for the first): 0 to go on, or -errno
+ * to end the walk with.
+ */
+typedef int gs_nl_client_fn(const struct nlattr *const *tb,
+			    unsigned int datagram, void *arg);
+
+/*
+ * Read the GET_CLIENT dump sent on @fd to its end, calling @fn for each
+ * client; each recv() waits at most @ms. The number of datagrams read, or
+ * -errno: @fn's, the kernel's (an error message ends the dump), -EBADMSG
+ * for a malformed message, -ETIMEDOUT.
+ */
+static inline int gs_nl_client_dump_read(int fd, int ms, gs_nl_client_fn *fn,
+					 void *arg)
+{
+	const struct nlattr *tb[GPUSCHED_A_CLIENT_MAX + 1];
+	unsigned char *rx = malloc(GS_NL_BUF);
+	int datagrams = 0, err = 0;
+	bool done = false;
+
+	if (!rx)
+		return -ENOMEM;
+	while (!done && !err) {
+		const struct nlmsghdr *h = (const void *)rx;
+		ssize_t n = gs_nl_recv(fd, rx, GS_NL_BUF, ms);
+
+		if (n <= 0) {
+			err = n ? n : -ETIMEDOUT;
+			break;
+		}
+		datagrams++;
+		for (; !done && !err && NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+			} else if (h->nlmsg_type == NLMSG_ERROR) {
+				err = ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+				done = true;
+			} else if (!gs_nl_attrs(h, tb, GPUSCHED_A_CLIENT_MAX)) {
+				err = -EBADMSG;
+			} else {
+				err = fn(tb, datagrams, arg);
+			}
+		}
+	}
+	free(rx);
+	return err ? err : datagrams;
+}
+
+/* A GET_CLIENT dump of GPU @gpu on @fd, sent and read: as above. */
+static inline int gs_nl_client_dump(int fd, int family, unsigned int gpu,
+				    int ms, gs_nl_client_fn *fn, void *arg)
+{
+	int err = gs_nl_client_dump_send(fd, family, gpu);
+
+	return err ? err : gs_nl_client_dump_read(fd, ms, fn, arg);
+}
+
 /*
  * Resolve the "gpusched" family: its id, and the "events" group's id in
  * *@grp (0 if absent). The id, or -errno.
@@ -223,6 +298,50 @@ static inline int gs_nl_family(int fd, __u32 *grp)
 		}
 	}
 	return id;
+}
+
+/* A socket with the family resolved (its id in *@family): the fd, or -errno. */
+static inline int gs_nl_open_family(int *family)
+{
+	int fd = gs_nl_open();
+	__u32 grp;
+
+	if (fd < 0)
+		return fd;
+	*family = gs_nl_family(fd, &grp);
+	if (*family < 0) {
+		close(fd);
+		return *family;
+	}
+	return fd;
+}
+
+/*
+ * Send @m on @fd asking for an ack and wait at most @ms for it: the
+ * kernel's answer (0 or -errno), -EBADMSG for another reply, -ETIMEDOUT.
+ */
+static inline int gs_nl_ack(int fd, struct gs_msg *m, int ms)
+{
+	unsigned char *rx = malloc(GS_NL_BUF);
+	const struct nlmsghdr *h = (const void *)rx;
+	ssize_t n;
+	int err;
+
+	if (!rx)
+		return -ENOMEM;
+	gs_msg_hdr(m)->nlmsg_flags |= NLM_F_ACK;
+	err = gs_nl_send(fd, m->b, m->len);
+	if (!err) {
+		n = gs_nl_recv(fd, rx, GS_NL_BUF, ms);
+		if (n <= 0)
+			err = n ? n : -ETIMEDOUT;
+		else if (!NLMSG_OK(h, n) || h->nlmsg_type != NLMSG_ERROR)
+			err = -EBADMSG;
+		else
+			err = ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+	}
+	free(rx);
+	return err;
 }
 
 #endif /* GS_FUZZ_NL_H */

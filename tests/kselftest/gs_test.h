@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -302,11 +303,6 @@ static inline int gs_gpu_index(int fd)
 	return err ? err : (int)ci.gpu_index;
 }
 
-/*
- * Fork a child that dies with its parent (the test process), so that a
- * failed or timed-out test leaves no client attached behind it. The child
- * must leave with _exit().
- */
 /* Tokens (GPUs) the module has, by their sysfs directories. */
 static inline int gs_count_tokens(void)
 {
@@ -322,6 +318,11 @@ static inline int gs_count_tokens(void)
 	return n;
 }
 
+/*
+ * Fork a child that dies with its parent (the test process), so that a
+ * failed or timed-out test leaves no client attached behind it. The child
+ * must leave with _exit().
+ */
 static inline pid_t gs_fork(void)
 {
 	pid_t parent = getpid(), pid;
@@ -346,6 +347,60 @@ static inline int gs_wait(pid_t pid)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+#define GS_NOBODY	65534
+
+/*
+ * Become nobody: uid and gid GS_NOBODY, no supplementary groups. With
+ * @keep_root the saved uid stays 0, so that seteuid(0) takes root back.
+ * 0 or -errno.
+ */
+static inline int gs_become_nobody(bool keep_root)
+{
+	if (setgroups(0, NULL) || setresgid(GS_NOBODY, GS_NOBODY, GS_NOBODY) ||
+	    setresuid(GS_NOBODY, GS_NOBODY, keep_root ? 0 : GS_NOBODY))
+		return -errno;
+	return 0;
+}
+
+/*
+ * gs_fork() a child that becomes nobody (gs_become_nobody()): its pid in
+ * the parent, 0 in the child, or -errno. A child that cannot become
+ * nobody says why and exits with 126.
+ */
+static inline pid_t gs_fork_nobody(bool keep_root)
+{
+	pid_t pid = gs_fork();
+	int err;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		err = gs_become_nobody(keep_root);
+		if (err) {
+			ksft_print_msg("cannot become nobody: %s\n", strerror(-err));
+			_exit(126);
+		}
+	}
+	return pid;
+}
+
+/*
+ * In a TEST_F() body, "if (!gs_nobody_child(_metadata, keep_root)) return;"
+ * goes on in a child that is nobody (gs_fork_nobody()), while the test
+ * waits for it and passes only if it exits 0: true in the child, false in
+ * the test. The child ends with _exit(_metadata->passed ? 0 : 1).
+ */
+static inline bool gs_nobody_child(struct __test_metadata *_metadata,
+				   bool keep_root)
+{
+	pid_t pid = gs_fork_nobody(keep_root);
+
+	EXPECT_LE(0, pid) TH_LOG("fork: %s", strerror(-pid));
+	if (pid > 0)
+		EXPECT_EQ(0, gs_wait(pid));
+	return pid == 0;
 }
 
 /* Spin until @cond or @timeout_ms passes; the value of @cond. */

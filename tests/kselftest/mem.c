@@ -9,7 +9,6 @@
  * Clients attach to one GPU reporting TOTAL bytes of device memory; the
  * fixture sets the GPU's memory knobs to 0 and puts them back after.
  */
-#include <grp.h>
 #include "gs_test.h"
 #include "../fuzz/fuzz-nl.h"
 
@@ -263,7 +262,7 @@ TEST_F(mem, limit_lowered_while_reserved)
 /* As nobody: a limit may be set or lowered, never raised or removed. */
 TEST_F(mem, unprivileged_may_only_lower)
 {
-	pid_t pid = gs_fork();
+	pid_t pid = gs_fork_nobody(false);
 	int fd;
 
 	ASSERT_LE(0, pid);
@@ -276,9 +275,6 @@ TEST_F(mem, unprivileged_may_only_lower)
 		EXPECT_MEM(self->a, self->st, 0, 0, 0);
 		return;
 	}
-	ASSERT_EQ(0, setgroups(0, NULL));
-	ASSERT_EQ(0, setresgid(65534, 65534, 65534));
-	ASSERT_EQ(0, setresuid(65534, 65534, 65534));
 	fd = open_mem(TOTAL);
 	ASSERT_LE(0, fd) TH_LOG("open as nobody: %s", strerror(-fd));
 	EXPECT_EQ(0, set_limit(fd, GPUSCHED_MEM_LIMIT_NONE));	/* none: none */
@@ -294,24 +290,39 @@ TEST_F(mem, unprivileged_may_only_lower)
 	_exit(_metadata->passed ? 0 : 1);
 }
 
-/* Send @m with an ack request: the kernel's errno. */
-static int nl_do(int nl, struct gs_msg *m)
-{
-	static unsigned char rx[GS_NL_BUF];
-	const struct nlmsghdr *h = (const void *)rx;
-	ssize_t n;
-	int err;
+/* What dump_mem() looks for, and what it found. */
+struct mem_find {
+	__u64 *id;
+	__u64 *out;
+	int found;
+};
 
-	gs_msg_hdr(m)->nlmsg_flags |= NLM_F_ACK;
-	err = gs_nl_send(nl, m->b, m->len);
-	if (err)
-		return err;
-	n = gs_nl_recv(nl, rx, sizeof(rx), 5000);
-	if (n <= 0)
-		return n ? n : -ETIMEDOUT;
-	if (!NLMSG_OK(h, n) || h->nlmsg_type != NLMSG_ERROR)
+static int mem_client(const struct nlattr *const *tb, unsigned int datagram,
+		      void *arg)
+{
+	static const int attrs[4] = {
+		GPUSCHED_A_CLIENT_MEM_TOTAL, GPUSCHED_A_CLIENT_MEM_RESERVED,
+		GPUSCHED_A_CLIENT_MEM_LIMIT, GPUSCHED_A_CLIENT_MEM_REFUSED,
+	};
+	struct mem_find *f = arg;
+	__u64 v[4], id;
+	int i;
+
+	if (!tb[GPUSCHED_A_CLIENT_ID])
 		return -EBADMSG;
-	return ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+	for (i = 0; i < 4; i++) {
+		if (!tb[attrs[i]])
+			return -EBADMSG;
+		v[i] = gs_nla_u64(tb[attrs[i]]);
+	}
+	id = gs_nla_u64(tb[GPUSCHED_A_CLIENT_ID]);
+	if (!f->found || (*f->id ? id != *f->id :
+			  v[0] != f->out[0] || v[1] != f->out[1]))
+		return 0;
+	f->found = 0;
+	*f->id = id;
+	memcpy(f->out, v, sizeof(v));
+	return 0;
 }
 
 /*
@@ -323,57 +334,18 @@ static int nl_do(int nl, struct gs_msg *m)
 static int dump_mem(int nl, int family, unsigned int gpu, __u64 *id,
 		    __u64 out[4])
 {
-	static unsigned char rx[GS_NL_BUF];
-	static const int attrs[4] = {
-		GPUSCHED_A_CLIENT_MEM_TOTAL, GPUSCHED_A_CLIENT_MEM_RESERVED,
-		GPUSCHED_A_CLIENT_MEM_LIMIT, GPUSCHED_A_CLIENT_MEM_REFUSED,
-	};
-	const struct nlattr *tb[GPUSCHED_A_CLIENT_MAX + 1];
-	struct gs_msg *m = calloc(1, sizeof(*m));
-	int err, found = -ENOENT, i;
-	__u64 v[4];
-	bool done = false;
-	ssize_t n;
+	struct mem_find f = { .id = id, .out = out, .found = -ENOENT };
+	int n = gs_nl_client_dump(nl, family, gpu, 5000, mem_client, &f);
 
-	if (!m)
-		return -ENOMEM;
-	gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_DUMP,
-		    GPUSCHED_CMD_GET_CLIENT, GPUSCHED_GENL_VERSION);
-	gs_msg_u32(m, GPUSCHED_A_CLIENT_GPU, gpu);
-	err = gs_nl_send(nl, m->b, m->len);
-	free(m);
-	if (err)
-		return err;
-	while (!done) {
-		const struct nlmsghdr *h = (const void *)rx;
+	return n < 0 ? n : f.found;
+}
 
-		n = gs_nl_recv(nl, rx, sizeof(rx), 5000);
-		if (n <= 0)
-			return n ? n : -ETIMEDOUT;
-		for (; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
-			if (!gs_nl_attrs(h, tb, GPUSCHED_A_CLIENT_MAX) ||
-			    !tb[GPUSCHED_A_CLIENT_ID])
-				return -EBADMSG;
-			for (i = 0; i < 4; i++) {
-				if (!tb[attrs[i]])
-					return -EBADMSG;
-				v[i] = gs_nla_u64(tb[attrs[i]]);
-			}
-			if (!found || (*id ? gs_nla_u64(tb[GPUSCHED_A_CLIENT_ID]) != *id :
-				      v[0] != out[0] || v[1] != out[1]))
-				continue;
-			found = 0;
-			*id = gs_nla_u64(tb[GPUSCHED_A_CLIENT_ID]);
-			memcpy(out, v, sizeof(v));
-		}
-	}
-	return found;
+/* @m: a SET_CLIENT of the client with id @id, its attributes to follow. */
+static void set_client_msg(struct gs_msg *m, int family, __u64 id)
+{
+	gs_msg_init(m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
+		    GPUSCHED_GENL_VERSION);
+	gs_msg_u64(m, GPUSCHED_A_CLIENT_ID, id);
 }
 
 TEST_F(mem, netlink_dump_and_set_client)
@@ -406,39 +378,29 @@ TEST_F(mem, netlink_dump_and_set_client)
 	EXPECT_NE(id_a, id_b);
 
 	/* SET_CLIENT in bytes, then in percent of what the client reported. */
-	gs_msg_init(m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
-		    GPUSCHED_GENL_VERSION);
-	gs_msg_u64(m, GPUSCHED_A_CLIENT_ID, id_a);
+	set_client_msg(m, family, id_a);
 	gs_msg_u64(m, GPUSCHED_A_CLIENT_MEM_LIMIT, 3 * GIB);
 	gs_msg_u32(m, GPUSCHED_A_CLIENT_POLICY_SET, GPUSCHED_PARAM_MEM_LIMIT);
-	EXPECT_EQ(0, nl_do(nl, m));
+	EXPECT_EQ(0, gs_nl_ack(nl, m, 5000));
 	EXPECT_MEM(self->a, self->st, GIB, 3 * GIB, 0);
-	gs_msg_init(m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
-		    GPUSCHED_GENL_VERSION);
-	gs_msg_u64(m, GPUSCHED_A_CLIENT_ID, id_a);
+	set_client_msg(m, family, id_a);
 	gs_msg_u32(m, GPUSCHED_A_CLIENT_MEM_LIMIT_PCT, 50);
-	EXPECT_EQ(0, nl_do(nl, m));
+	EXPECT_EQ(0, gs_nl_ack(nl, m, 5000));
 	EXPECT_MEM(self->a, self->st, GIB, TOTAL / 2, 0);
 	ASSERT_EQ(0, dump_mem(nl, family, self->gpu, &id_a, v));
 	EXPECT_EQ(TOTAL / 2, v[2]);
 
 	/* Percent of nothing; both forms at once; out of range. */
-	gs_msg_init(m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
-		    GPUSCHED_GENL_VERSION);
-	gs_msg_u64(m, GPUSCHED_A_CLIENT_ID, id_b);
+	set_client_msg(m, family, id_b);
 	gs_msg_u32(m, GPUSCHED_A_CLIENT_MEM_LIMIT_PCT, 50);
-	EXPECT_EQ(-EINVAL, nl_do(nl, m));
-	gs_msg_init(m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
-		    GPUSCHED_GENL_VERSION);
-	gs_msg_u64(m, GPUSCHED_A_CLIENT_ID, id_a);
+	EXPECT_EQ(-EINVAL, gs_nl_ack(nl, m, 5000));
+	set_client_msg(m, family, id_a);
 	gs_msg_u64(m, GPUSCHED_A_CLIENT_MEM_LIMIT, GIB);
 	gs_msg_u32(m, GPUSCHED_A_CLIENT_MEM_LIMIT_PCT, 50);
-	EXPECT_EQ(-EINVAL, nl_do(nl, m));
-	gs_msg_init(m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_CLIENT,
-		    GPUSCHED_GENL_VERSION);
-	gs_msg_u64(m, GPUSCHED_A_CLIENT_ID, id_a);
+	EXPECT_EQ(-EINVAL, gs_nl_ack(nl, m, 5000));
+	set_client_msg(m, family, id_a);
 	gs_msg_u32(m, GPUSCHED_A_CLIENT_MEM_LIMIT_PCT, 101);
-	EXPECT_EQ(-ERANGE, nl_do(nl, m));
+	EXPECT_EQ(-ERANGE, gs_nl_ack(nl, m, 5000));
 	EXPECT_MEM(self->a, self->st, GIB, TOTAL / 2, 0);
 
 	/* SET_GPU sets the knobs as sysfs does. */
@@ -446,7 +408,7 @@ TEST_F(mem, netlink_dump_and_set_client)
 		    GPUSCHED_GENL_VERSION);
 	gs_msg_u32(m, GPUSCHED_A_GPU_INDEX, self->gpu);
 	gs_msg_u32(m, GPUSCHED_A_GPU_MEM_RESERVE_MB, 6 * 1024);
-	EXPECT_EQ(0, nl_do(nl, m));
+	EXPECT_EQ(0, gs_nl_ack(nl, m, 5000));
 	EXPECT_EQ(6 * 1024, gs_gpu_read(self->gpu, "mem_reserve_mb"));
 	EXPECT_MEM(self->a, self->st, GIB, 2 * GIB, 0);
 	free(m);

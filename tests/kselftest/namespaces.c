@@ -16,8 +16,6 @@
 #include "gs_test.h"
 #include "../fuzz/fuzz-nl.h"
 
-static unsigned char rx[GS_NL_BUF];
-
 /*
  * A GET_CLIENT dump of @gpu sent on @fd: 0 or -errno. The family is looked
  * up on a socket of its own, so that @fd has received nothing yet and the
@@ -26,23 +24,34 @@ static unsigned char rx[GS_NL_BUF];
  */
 static int dump_request(int fd, int gpu)
 {
-	struct gs_msg *m;
-	int family, err, lookup = gs_nl_open();
-	__u32 grp;
+	int family, lookup = gs_nl_open_family(&family);
 
 	if (lookup < 0)
 		return lookup;
-	family = gs_nl_family(lookup, &grp);
 	close(lookup);
-	if (family < 0)
-		return family;
-	m = calloc(1, sizeof(*m));
-	gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_DUMP,
-		    GPUSCHED_CMD_GET_CLIENT, GPUSCHED_GENL_VERSION);
-	gs_msg_u32(m, GPUSCHED_A_CLIENT_GPU, gpu);
-	err = gs_nl_send(fd, m->b, m->len);
-	free(m);
-	return err;
+	return gs_nl_client_dump_send(fd, family, gpu);
+}
+
+/* Where dump_read() puts what it reads. */
+struct ns_dump {
+	__u32 *pids, *uids;
+	int max, n, first;
+};
+
+static int ns_client(const struct nlattr *const *tb, unsigned int datagram,
+		     void *arg)
+{
+	struct ns_dump *d = arg;
+
+	if (!tb[GPUSCHED_A_CLIENT_PID] || !tb[GPUSCHED_A_CLIENT_UID])
+		return -EBADMSG;
+	if (d->n < d->max && d->pids)
+		d->pids[d->n] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]);
+	if (d->n < d->max && d->uids)
+		d->uids[d->n] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_UID]);
+	d->n++;
+	d->first += datagram == 1;
+	return 0;
 }
 
 /*
@@ -52,34 +61,14 @@ static int dump_request(int fd, int gpu)
  */
 static int dump_read(int fd, __u32 *pids, __u32 *uids, int max, int *first)
 {
-	const struct nlattr *tb[GPUSCHED_A_CLIENT_MAX + 1];
-	int n = 0, err = 0, reads = 0;
+	struct ns_dump d = { .pids = pids, .uids = uids, .max = max };
+	int err = gs_nl_client_dump_read(fd, 5000, ns_client, &d);
 
-	for (;;) {
-		const struct nlmsghdr *h = (const void *)rx;
-		ssize_t len = gs_nl_recv(fd, rx, sizeof(rx), 5000);
-
-		if (len <= 0)
-			return len ? len : -ETIMEDOUT;
-		if (first && reads++ == 1)
-			*first = n;
-		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_type == NLMSG_DONE)
-				return n;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				err = ((const struct nlmsgerr *)NLMSG_DATA(h))->error;
-				return err ? err : n;
-			}
-			if (!gs_nl_attrs(h, tb, GPUSCHED_A_CLIENT_MAX) ||
-			    !tb[GPUSCHED_A_CLIENT_PID] || !tb[GPUSCHED_A_CLIENT_UID])
-				return -EBADMSG;
-			if (n < max && pids)
-				pids[n] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]);
-			if (n < max && uids)
-				uids[n] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_UID]);
-			n++;
-		}
-	}
+	if (err < 0)
+		return err;
+	if (first)
+		*first = d.first;
+	return d.n;
 }
 
 /* A GET_CLIENT dump of @gpu on @fd: see dump_read(). */
@@ -105,30 +94,16 @@ static int dump_pids(int gpu, __u32 *pids, int max)
 /* A SET_GPU of @gpu's grace time: the kernel's answer. */
 static int set_grace(int gpu, __u32 us)
 {
-	struct gs_msg *m = calloc(1, sizeof(*m));
-	int fd = gs_nl_open(), family, err;
-	__u32 grp;
+	int family, err, fd = gs_nl_open_family(&family);
+	struct gs_msg m;
 
 	if (fd < 0)
 		return fd;
-	family = gs_nl_family(fd, &grp);
-	err = family < 0 ? family : 0;
-	if (!err) {
-		gs_msg_init(m, family, NLM_F_REQUEST | NLM_F_ACK,
-			    GPUSCHED_CMD_SET_GPU, GPUSCHED_GENL_VERSION);
-		gs_msg_u32(m, GPUSCHED_A_GPU_INDEX, gpu);
-		gs_msg_u32(m, GPUSCHED_A_GPU_GRACE_US, us);
-		err = gs_nl_send(fd, m->b, m->len);
-	}
-	if (!err) {
-		ssize_t len = gs_nl_recv(fd, rx, sizeof(rx), 5000);
-		const struct nlmsghdr *h = (const void *)rx;
-
-		err = len <= 0 ? -ETIMEDOUT :
-		      h->nlmsg_type == NLMSG_ERROR ?
-		      ((const struct nlmsgerr *)NLMSG_DATA(h))->error : -EBADMSG;
-	}
-	free(m);
+	gs_msg_init(&m, family, NLM_F_REQUEST, GPUSCHED_CMD_SET_GPU,
+		    GPUSCHED_GENL_VERSION);
+	gs_msg_u32(&m, GPUSCHED_A_GPU_INDEX, gpu);
+	gs_msg_u32(&m, GPUSCHED_A_GPU_GRACE_US, us);
+	err = gs_nl_ack(fd, &m, 5000);
 	close(fd);
 	return err;
 }

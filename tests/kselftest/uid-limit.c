@@ -4,7 +4,6 @@
  * the next ATTACH fails with EUSERS until one of them closes. Other users,
  * other GPUs and CAP_SYS_RESOURCE are not held back, and 0 lifts the limit.
  */
-#include <grp.h>
 #include "gs_test.h"
 
 #define LIMIT	3
@@ -44,20 +43,11 @@ static int as_user(uid_t uid)
 TEST_F(uid_limit, per_user_per_gpu)
 {
 	int mine[LIMIT], theirs[LIMIT], root[LIMIT + 2];
-	pid_t pid;
 	int i, fd;
 
-	pid = gs_fork();
-	ASSERT_LE(0, pid);
-	if (pid) {
-		EXPECT_EQ(0, gs_wait(pid));
+	/* In a child, so that the ids do not outlive the test. */
+	if (!gs_nobody_child(_metadata, true))
 		return;
-	}
-
-	/* In the child, so that the ids do not outlive the test. */
-	ASSERT_EQ(0, setgroups(0, NULL));
-	ASSERT_EQ(0, setresgid(65534, 65534, 65534));
-	ASSERT_EQ(0, setresuid(65534, 65534, 0));
 	for (i = 0; i < LIMIT; i++) {
 		mine[i] = gs_open_attached(GS_GPU_UID_LIMIT);
 		ASSERT_LE(0, mine[i]) TH_LOG("client %d: %s", i, strerror(-mine[i]));
@@ -77,7 +67,7 @@ TEST_F(uid_limit, per_user_per_gpu)
 	}
 
 	/* A closed client makes room, for its user only. */
-	ASSERT_EQ(0, as_user(65534));
+	ASSERT_EQ(0, as_user(GS_NOBODY));
 	close(mine[0]);
 	mine[0] = gs_open_attached(GS_GPU_UID_LIMIT);
 	EXPECT_LE(0, mine[0]) TH_LOG("after a close: %s", strerror(-mine[0]));
@@ -94,7 +84,7 @@ TEST_F(uid_limit, per_user_per_gpu)
 
 	/* 0: no limit for anyone. */
 	ASSERT_EQ(0, set_limit(0));
-	ASSERT_EQ(0, as_user(65534));
+	ASSERT_EQ(0, as_user(GS_NOBODY));
 	fd = gs_open_attached(GS_GPU_UID_LIMIT);
 	EXPECT_LE(0, fd) TH_LOG("no limit: %s", strerror(-fd));
 	_exit(_metadata->passed ? 0 : 1);
@@ -104,25 +94,17 @@ TEST_F(uid_limit, per_user_per_gpu)
 TEST_F(uid_limit, lowered_below_attached)
 {
 	int fds[LIMIT];
-	pid_t pid;
 	int i;
 
-	pid = gs_fork();
-	ASSERT_LE(0, pid);
-	if (pid) {
-		EXPECT_EQ(0, gs_wait(pid));
+	if (!gs_nobody_child(_metadata, true))
 		return;
-	}
-	ASSERT_EQ(0, setgroups(0, NULL));
-	ASSERT_EQ(0, setresgid(65534, 65534, 65534));
-	ASSERT_EQ(0, setresuid(65534, 65534, 0));
 	for (i = 0; i < LIMIT; i++) {
 		fds[i] = gs_open_attached(GS_GPU_UID_LIMIT_B);
 		ASSERT_LE(0, fds[i]);
 	}
 	ASSERT_EQ(0, as_user(0));
 	ASSERT_EQ(0, set_limit(1));
-	ASSERT_EQ(0, as_user(65534));
+	ASSERT_EQ(0, as_user(GS_NOBODY));
 	for (i = 0; i < LIMIT; i++)
 		EXPECT_EQ(0, gs_acquire(fds[i], 0, 0) ?: gs_release(fds[i]));
 	EXPECT_EQ(-EUSERS, gs_open_attached(GS_GPU_UID_LIMIT_B));
