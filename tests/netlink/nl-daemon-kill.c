@@ -139,39 +139,6 @@ static pid_t daemon_start(void)
 	return nlt_daemon_start(CONF, LOG, NULL);
 }
 
-/* How many times the log has @needle. */
-static int log_count(const char *needle)
-{
-	int fd = open(LOG, O_RDONLY | O_CLOEXEC), n = 0;
-	size_t len = 0, size = 1 << 20;
-	char *buf = malloc(size), *p;
-	ssize_t r;
-
-	if (fd < 0 || !buf) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		return 0;
-	}
-	/* All of it: a long storm logs megabytes of churned clients. */
-	while ((r = read(fd, buf + len, size - 1 - len)) > 0) {
-		len += r;
-		if (len == size - 1) {
-			p = realloc(buf, 2 * size);
-			if (!p)
-				break;
-			buf = p;
-			size *= 2;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	for (p = buf; (p = strstr(p, needle)); p++)
-		n++;
-	free(buf);
-	return n;
-}
-
 /*
  * The contenders' weights as the module reports them: how many of the
  * RULE_UID ones have @want, and whether every root one still has 100.
@@ -231,7 +198,6 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	size_t tn = 0;
 	bool others;
 	struct nlt t;
-	__u8 u[GPUSCHED_UUID_LEN];
 
 	if (access(NL_GPUSCHEDD, X_OK))
 		SKIP(return, "%s is not in the VM", NL_GPUSCHEDD);
@@ -251,22 +217,12 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	ASSERT_LE(0, gpu);
 	ASSERT_EQ(0, gs_gpu_write_u64(gpu, "grace_us", 10000000));
 	ASSERT_EQ(0, gs_gpu_write_u64(gpu, "timeslice_us", SLICE_RESET_US));
-	gs_uuid(u, GPU);
-	snprintf(uuid, sizeof(uuid),
-		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
+	nlt_uuid_str(uuid, sizeof(uuid), GPU);
 	snprintf(text, sizeof(text),
 		 "[gpu %s]\ntimeslice_us = %d\ngrace_us = 10000000\n\n"
 		 "[rule storm]\nuser = %d\nweight = %d\n",
 		 uuid, SLICE_US, RULE_UID, RULE_WEIGHT);
-	{
-		FILE *f = fopen(CONF, "w");
-
-		ASSERT_NE(NULL, f);
-		fputs(text, f);
-		fclose(f);
-	}
+	ASSERT_EQ(0, nlt_write_file(CONF, text));
 	unlink(LOG);
 
 	for (k = 0; k < NR_CONTENDERS; k++) {
@@ -351,8 +307,7 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	EXPECT_EQ(0, gs_wait(churn));
 	close(fd);
 
-	ASSERT_EQ(0, kill(daemon, SIGTERM));
-	EXPECT_EQ(0, gs_wait(daemon));
+	EXPECT_EQ(0, nlt_daemon_stop(daemon));
 
 	ksft_print_msg("%d kills and restarts; %llu grants (%llu %llu %llu %llu), %llu clients churned; rule and slice re-applied after %d of %d restarts, the slowest in %llu ms\n",
 		       kills, (unsigned long long)S->grants,
@@ -365,7 +320,7 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	ksft_print_msg("restart to re-applied, ms:%s\n", times);
 	ksft_print_msg("%d violations, %d errors (first %d), daemon starts logged %d\n",
 		       S->violations, S->errors, S->first_err,
-		       log_count("<5>connected to gpusched.ko"));
+		       nlt_file_count(LOG, "<5>connected to gpusched.ko"));
 	EXPECT_EQ(0, S->violations);
 	EXPECT_EQ(0, S->errors) TH_LOG("first error %d", S->first_err);
 	EXPECT_EQ(0, bad_status);
@@ -373,8 +328,8 @@ TEST_F_TIMEOUT(storm, daemon_killed_and_restarted_under_load, 900)
 	EXPECT_EQ(0, not_moving);
 	EXPECT_EQ(kills, reapplied);
 	EXPECT_EQ(0, others_touched) TH_LOG("a client no rule matches lost weight 100");
-	EXPECT_EQ(kills + 1, log_count("<5>connected to gpusched.ko"));
-	EXPECT_EQ(0, log_count("<3>"));
+	EXPECT_EQ(kills + 1, nlt_file_count(LOG, "<5>connected to gpusched.ko"));
+	EXPECT_EQ(0, nlt_file_count(LOG, "<3>"));
 	if (!_metadata->passed)
 		nlt_show_file(LOG);
 	nlt_close(&t);

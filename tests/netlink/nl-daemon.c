@@ -144,30 +144,9 @@ static void child_stop(struct child *ch)
 	gs_wait(ch->pid);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
-
 static bool log_has(const char *needle)
 {
-	char buf[65536];
-	int fd = open(LOG, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, needle);
+	return nlt_file_has(LOG, needle);
 }
 
 static void loopback_up(void)
@@ -220,7 +199,7 @@ static void policy_v1(FIXTURE_DATA(daemon) *self)
 		 "[rule root-default]\n"
 		 "user = 0\n"
 		 "weight = 111\n", self->uuid);
-	write_file(CONF, text);
+	nlt_write_file(CONF, text);
 }
 
 /* gpuschedd with CONF and metrics, its output appended to LOG. */
@@ -231,7 +210,6 @@ static pid_t daemon_start(void)
 
 FIXTURE_SETUP(daemon)
 {
-	__u8 u[GPUSCHED_UUID_LEN];
 	struct gpusched_client_info ci;
 	struct stat st;
 
@@ -247,11 +225,7 @@ FIXTURE_SETUP(daemon)
 	self->default_slice = gs_param_read("timeslice_us");
 	ASSERT_LT(0, self->default_slice);
 	ASSERT_EQ(0, gs_gpu_write_u64(self->gpu, "timeslice_us", self->default_slice));
-	gs_uuid(u, NL_GPU_DAEMON);
-	snprintf(self->uuid, sizeof(self->uuid),
-		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
+	nlt_uuid_str(self->uuid, sizeof(self->uuid), NL_GPU_DAEMON);
 	policy_v1(self);
 	/* The exe rule's client: this program under another name. */
 	if (stat(SPECIAL, &st)) {
@@ -279,12 +253,7 @@ FIXTURE_SETUP(daemon)
 
 FIXTURE_TEARDOWN(daemon)
 {
-	if (!_metadata->passed)
-		nlt_show_file(LOG);
-	if (self->daemon > 0) {
-		kill(self->daemon, SIGTERM);
-		gs_wait(self->daemon);
-	}
+	nlt_daemon_end(_metadata, &self->daemon, LOG);
 	if (self->fd >= 0)
 		close(self->fd);
 	nlt_close(&self->t);
@@ -390,7 +359,7 @@ TEST_F(daemon, sighup_reapplies_a_changed_file)
 	snprintf(text, sizeof(text),
 		 "[rule labelled]\nlabel = infer*\nweight = 700\n"
 		 "[rule user1234]\nuser = 1234\nweight = 50\n");
-	write_file(CONF, text);
+	nlt_write_file(CONF, text);
 	t0 = gs_now_ns();
 	ASSERT_EQ(0, kill(self->daemon, SIGHUP));
 	EXPECT_TRUE(gs_wait_until(!gs_info(self->fd, &ci) && ci.weight == 100, 5000))
@@ -423,7 +392,7 @@ TEST_F(daemon, a_broken_file_is_refused_and_the_old_policy_stays)
 	int status;
 	pid_t pid;
 
-	write_file(CONF, "[rule labelled]\nlabel = infer*\nweight = 700\n"
+	nlt_write_file(CONF, "[rule labelled]\nlabel = infer*\nweight = 700\n"
 			 "class = realtime\n");
 	ASSERT_EQ(0, kill(self->daemon, SIGHUP));
 	snprintf(want, sizeof(want),
@@ -568,7 +537,7 @@ TEST_F(daemon, a_restart_takes_back_what_lost_rules_gave)
 
 	ASSERT_EQ(0, kill(self->daemon, SIGKILL));
 	gs_wait(self->daemon);
-	write_file(CONF, "[rule root-default]\nuser = 0\nweight = 111\n");
+	nlt_write_file(CONF, "[rule root-default]\nuser = 0\nweight = 111\n");
 	t0 = gs_now_ns();
 	self->daemon = daemon_start();
 	ASSERT_LE(0, self->daemon);
@@ -597,25 +566,6 @@ TEST_F(daemon, a_restart_takes_back_what_lost_rules_gave)
 }
 
 /* How many times the log has @needle. */
-static int log_count(const char *needle)
-{
-	static char buf[1 << 18];
-	int fd = open(LOG, O_RDONLY), n = 0;
-	ssize_t len;
-	char *p;
-
-	if (fd < 0)
-		return 0;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return 0;
-	buf[len] = '\0';
-	for (p = buf; (p = strstr(p, needle)); p++)
-		n++;
-	return n;
-}
-
 /* The module's parameters as they are, "name=value ...", to load it again. */
 static void module_params(char *buf, size_t size)
 {
@@ -685,7 +635,7 @@ TEST_F(daemon, follows_the_module_unloaded_and_loaded_again)
 	EXPECT_TRUE(gs_wait_until(log_has("<4>gpusched.ko went away"), 5000));
 	ASSERT_EQ(0, syscall(SYS_finit_module, fd, params, 0)) TH_LOG("insmod: %s", strerror(errno));
 	close(fd);
-	EXPECT_TRUE(gs_wait_until(log_count("<5>connected to gpusched.ko") == 2, 5000));
+	EXPECT_TRUE(gs_wait_until(nlt_file_count(LOG, "<5>connected to gpusched.ko") == 2, 5000));
 	ASSERT_TRUE(gs_wait_until(access(GPUSCHED_DEVICE_PATH, R_OK | W_OK) == 0, 5000));
 	/* A new GPU (the old ones went with the module): its knobs and rule. */
 	ASSERT_EQ(0, child_start(&ch, "/proc/self/exe", "inference", 400,

@@ -9,7 +9,6 @@
  */
 #include "nl_test.h"
 
-#define NOBODY	65534
 #define W	GPUSCHED_PARAM_WEIGHT
 #define C	GPUSCHED_PARAM_CLASS
 #define P	GPUSCHED_PARAM_CAP
@@ -78,7 +77,7 @@ static int set_params_as_nobody(int fd, const struct gpusched_params *p)
 	pid_t pid = gs_fork();
 
 	if (pid == 0) {
-		if (nlt_drop_privileges(NOBODY, NOBODY))
+		if (nlt_drop_privileges(GS_NOBODY, GS_NOBODY))
 			_exit(200);
 		_exit(-gs_ioctl(fd, GPUSCHED_IOC_SET_PARAMS, (void *)p));
 	}

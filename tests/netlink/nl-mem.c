@@ -114,12 +114,7 @@ FIXTURE_SETUP(mem)
 
 FIXTURE_TEARDOWN(mem)
 {
-	if (!_metadata->passed)
-		nlt_show_file(LOG);
-	if (self->daemon > 0) {
-		kill(self->daemon, SIGTERM);
-		gs_wait(self->daemon);
-	}
+	nlt_daemon_end(_metadata, &self->daemon, LOG);
 	if (self->fd >= 0)
 		close(self->fd);
 	gs_gpu_write(self->gpu, "mem_reserve_mb", "0\n");
@@ -162,18 +157,7 @@ static int ctl(const char *args, const char *out)
 
 static bool file_has(const char *path, const char *needle)
 {
-	char buf[16384];
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, needle);
+	return nlt_file_has(path, needle);
 }
 
 TEST_F(mem, gpuschedctl_sets_and_shows_limits)

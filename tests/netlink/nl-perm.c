@@ -7,8 +7,6 @@
 #include <sys/wait.h>
 #include "nl_test.h"
 
-#define NOBODY	65534
-
 FIXTURE(perm) {
 	int fd;		/* a client of the test GPU, held by root */
 	int gpu;
@@ -59,7 +57,7 @@ static void assert_unchanged(struct __test_metadata *_metadata,
 	ASSERT_LE(0, __pid);						\
 	if (__pid == 0) {						\
 		struct nlt u;						\
-		if (nlt_drop_privileges(NOBODY, NOBODY))		\
+		if (nlt_drop_privileges(GS_NOBODY, GS_NOBODY))		\
 			_exit(100);					\
 		if (nlt_open(&u))					\
 			_exit(101);					\
@@ -160,7 +158,7 @@ static int ctl_as_nobody(char *err, size_t size, char *const argv[])
 	if (pid == 0) {
 		dup2(pipefd[1], STDERR_FILENO);
 		dup2(pipefd[1], STDOUT_FILENO);
-		if (nlt_drop_privileges(NOBODY, NOBODY))
+		if (nlt_drop_privileges(GS_NOBODY, GS_NOBODY))
 			_exit(126);
 		execv(NL_GPUSCHEDCTL, argv);
 		_exit(127);

@@ -425,6 +425,70 @@ static inline void nlt_show_file(const char *path)
 	close(fd);
 }
 
+/* Write @text to the file @path, created or emptied: 0 or -errno. */
+static inline int nlt_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(text, f) == EOF)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+/* How many times the file @path (all of it) has @needle; 0 if unreadable. */
+static inline int nlt_file_count(const char *path, const char *needle)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+	size_t len = 0, size = 1 << 16;
+	char *buf = malloc(size), *p;
+	ssize_t r;
+
+	if (fd < 0 || !buf) {
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return 0;
+	}
+	while ((r = read(fd, buf + len, size - 1 - len)) > 0) {
+		len += r;
+		if (len == size - 1) {
+			p = realloc(buf, 2 * size);
+			if (!p)
+				break;
+			buf = p;
+			size *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	for (p = buf; (p = strstr(p, needle)); p++)
+		n++;
+	free(buf);
+	return n;
+}
+
+static inline bool nlt_file_has(const char *path, const char *needle)
+{
+	return nlt_file_count(path, needle) > 0;
+}
+
+/* Test GPU @id's UUID as a policy file names it: "GPU-xxxxxxxx-xxxx-...". */
+static inline void nlt_uuid_str(char *buf, size_t size, unsigned int id)
+{
+	__u8 u[GPUSCHED_UUID_LEN];
+
+	gs_uuid(u, id);
+	snprintf(buf, size,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
 /* Drop to an unprivileged user for good. */
 static inline int nlt_drop_privileges(uid_t uid, gid_t gid)
 {
@@ -456,6 +520,28 @@ static inline pid_t nlt_daemon_start(const char *conf, const char *log,
 		_exit(127);
 	}
 	return pid;
+}
+
+/* Stop gpuschedd @pid with SIGTERM: its exit status (gs_wait()). */
+static inline int nlt_daemon_stop(pid_t pid)
+{
+	if (kill(pid, SIGTERM))
+		return -1;
+	return gs_wait(pid);
+}
+
+/*
+ * A fixture's teardown with gpuschedd @*daemon (0: none) writing to @log:
+ * the log shown if the test failed, the daemon stopped.
+ */
+static inline void nlt_daemon_end(const struct __test_metadata *_metadata,
+				  pid_t *daemon, const char *log)
+{
+	if (!_metadata->passed)
+		nlt_show_file(log);
+	if (*daemon > 0)
+		nlt_daemon_stop(*daemon);
+	*daemon = 0;
 }
 
 #endif /* GS_NL_TEST_H */
