@@ -108,6 +108,31 @@ static int set_grace(int gpu, __u32 us)
 	return err;
 }
 
+/*
+ * gs_fork() a child in a new namespace of kind @flag (a CLONE_NEW* flag):
+ * its pid in the parent, or -errno; 0 in the child. In a new pid
+ * namespace the child is its first process (pid 1), forked by the one
+ * that unshared, which exits with its status. A child that cannot
+ * unshare exits with 250, one whose fork fails with 251.
+ */
+static pid_t fork_in_new_ns(int flag)
+{
+	pid_t pid = gs_fork(), inner;
+
+	if (pid < 0)
+		return -errno;
+	if (pid)
+		return pid;
+	if (unshare(flag))
+		_exit(250);
+	if (flag != CLONE_NEWPID)
+		return 0;
+	inner = fork();
+	if (inner == 0)
+		return 0;
+	_exit(inner < 0 ? 251 : gs_wait(inner));
+}
+
 static int join_events(void)
 {
 	int fd = gs_nl_open(), family, err;
@@ -175,18 +200,10 @@ TEST_F(ns, pid_namespace_sees_only_its_clients)
 	EXPECT_EQ(getpid(), (pid_t)pids[0]);
 	EXPECT_EQ(getpid(), gs_gpu_read(self->gpu, "holder_pid"));
 
-	pid = gs_fork();
+	pid = fork_in_new_ns(CLONE_NEWPID);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		pid_t inner;
-
-		if (unshare(CLONE_NEWPID))
-			_exit(250);
-		inner = fork();
-		if (inner == 0)
-			_exit(in_new_pidns(self->gpu));
-		_exit(inner < 0 ? 251 : gs_wait(inner));
-	}
+	if (pid == 0)
+		_exit(in_new_pidns(self->gpu));
 	EXPECT_EQ(0, gs_wait(pid));
 }
 
@@ -221,13 +238,10 @@ TEST_F(ns, user_namespace_root_is_unprivileged)
 	EXPECT_EQ(0, set_grace(self->gpu, 5000000));
 	EXPECT_EQ(0, join_events());
 
-	pid = gs_fork();
+	pid = fork_in_new_ns(CLONE_NEWUSER);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		if (unshare(CLONE_NEWUSER))
-			_exit(250);
+	if (pid == 0)
 		_exit(in_new_userns(self->gpu));
-	}
 	EXPECT_EQ(0, gs_wait(pid));
 }
 
@@ -320,12 +334,10 @@ TEST_F(ns, uids_in_the_sockets_user_namespace)
 	ASSERT_LE(0, outside);
 	EXPECT_EQ(0, only_uid(outside, self->gpu));
 
-	pid = gs_fork();
+	pid = fork_in_new_ns(CLONE_NEWUSER);
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		close(sv[0]);
-		if (unshare(CLONE_NEWUSER))
-			_exit(250);
 		_exit(in_mapped_userns(self->gpu, outside, sv[1]));
 	}
 	close(sv[1]);
@@ -377,18 +389,10 @@ TEST_F(ns, dump_in_the_senders_pid_namespace)
 	 * reads them, from a pid namespace where none of them is visible.
 	 */
 	ASSERT_EQ(0, dump_request(fd, self->gpu));
-	pid = gs_fork();
+	pid = fork_in_new_ns(CLONE_NEWPID);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		pid_t inner;
-
-		if (unshare(CLONE_NEWPID))
-			_exit(250);
-		inner = fork();
-		if (inner == 0)
-			_exit(read_in_new_pidns(fd, me, NS_MANY + 1));
-		_exit(inner < 0 ? 251 : gs_wait(inner));
-	}
+	if (pid == 0)
+		_exit(read_in_new_pidns(fd, me, NS_MANY + 1));
 	EXPECT_EQ(0, gs_wait(pid));
 	close(fd);
 	for (i = 0; i < NS_MANY; i++)
@@ -397,15 +401,13 @@ TEST_F(ns, dump_in_the_senders_pid_namespace)
 
 TEST_F(ns, family_only_in_the_initial_network_namespace)
 {
-	pid_t pid = gs_fork();
+	pid_t pid = fork_in_new_ns(CLONE_NEWNET);
 
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		int fd;
 		__u32 grp;
 
-		if (unshare(CLONE_NEWNET))
-			_exit(250);
 		fd = gs_nl_open();
 		_exit(fd < 0 ? 251 : gs_nl_family(fd, &grp) == -ENOENT ? 0 : 252);
 	}
