@@ -273,6 +273,44 @@ static inline void gs_fuzz_parse(int argc, char **argv, struct gs_fuzz_opts *o)
 		gs_fuzz_usage();
 }
 
+/*
+ * A fuzzer's start: its options, "TAP version 13" and a plan of one test,
+ * a skip (exit status 4) without the device, and the shared memory with
+ * the seed in it. @ops: the names of its operations, for the counts.
+ */
+static inline void gs_fuzz_start(const char *prog, const char *const *ops,
+				 int argc, char **argv, struct gs_fuzz_opts *o)
+{
+	gs_prog = prog;
+	gs_op_names = ops;
+	gs_fuzz_parse(argc, argv, o);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n1..1\n");
+	if (access(GPUSCHED_DEVICE_PATH, R_OK | W_OK)) {
+		printf("ok 1 # SKIP %s: %s\n", GPUSCHED_DEVICE_PATH, strerror(errno));
+		exit(4);
+	}
+	gs_fuzz_shared_init();
+	gs_sh->seed = o->seed;
+}
+
+/*
+ * A fuzzer's verdict, its test line: failed if any worker recorded a
+ * failure or @bad problems were found after the run. Its exit status.
+ */
+static inline int gs_fuzz_verdict(uint64_t seed, const char *what,
+				  uint64_t total, int bad)
+{
+	if (gs_sh->failures || bad) {
+		printf("# %d failures; first: %s\n", gs_sh->failures, gs_sh->failure);
+		printf("not ok 1 - %s seed %#" PRIx64 "\n", gs_prog, seed);
+		return 1;
+	}
+	printf("ok 1 - %s seed %#" PRIx64 ": %" PRIu64 " %s, no failure\n",
+	       gs_prog, seed, total, what);
+	return 0;
+}
+
 /* The GPUs' knobs, saved at the start and written back at the end. */
 static const char *const gs_knob_names[] = {
 	"timeslice_us", "grace_us", "min_grant_us", "starve_us", "window_us",

@@ -1134,17 +1134,7 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int err, bad;
 
-	gs_prog = "fuzz-dev";
-	gs_op_names = op_names;
-	gs_fuzz_parse(argc, argv, &o);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n1..1\n");
-	if (access(GPUSCHED_DEVICE_PATH, R_OK | W_OK)) {
-		printf("ok 1 # SKIP %s: %s\n", GPUSCHED_DEVICE_PATH, strerror(errno));
-		return 4;
-	}
-	gs_fuzz_shared_init();
-	gs_sh->seed = o.seed;
+	gs_fuzz_start("fuzz-dev", op_names, argc, argv, &o);
 	printf("# seed %#" PRIx64 " (GSFUZZ_SEED=%#" PRIx64 " or -s to rerun), %u s, %u processes x %u threads\n",
 	       o.seed, o.seed, o.seconds, o.procs, o.threads);
 	knobs = calloc(1, sizeof(*knobs));
@@ -1182,12 +1172,5 @@ int main(int argc, char **argv)
 		       fuzz_gpu_index[i],
 		       gs_gpu_state(fuzz_gpu_index[i], "grants") - (long long)grants0[i],
 		       gs_gpu_state(fuzz_gpu_index[i], "overruns") - (long long)overruns0[i]);
-	if (gs_sh->failures || bad) {
-		printf("# %d failures; first: %s\n", gs_sh->failures, gs_sh->failure);
-		printf("not ok 1 - fuzz-dev seed %#" PRIx64 "\n", o.seed);
-		return 1;
-	}
-	printf("ok 1 - fuzz-dev seed %#" PRIx64 ": %" PRIu64 " operations, no failure\n",
-	       o.seed, total);
-	return 0;
+	return gs_fuzz_verdict(o.seed, "operations", total, bad);
 }

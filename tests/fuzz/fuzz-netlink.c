@@ -796,19 +796,9 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int fd, err, bad;
 
-	gs_prog = "fuzz-netlink";
-	gs_op_names = op_names;
-	gs_fuzz_parse(argc, argv, &o);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("TAP version 13\n1..1\n");
-	if (access(GPUSCHED_DEVICE_PATH, R_OK | W_OK)) {
-		printf("ok 1 # SKIP %s: %s\n", GPUSCHED_DEVICE_PATH, strerror(errno));
-		return 4;
-	}
-	gs_fuzz_shared_init();
+	gs_fuzz_start("fuzz-netlink", op_names, argc, argv, &o);
 	errno_seen = mmap(NULL, MAX_ERRNO * sizeof(*errno_seen),
 			  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	gs_sh->seed = o.seed;
 	printf("# seed %#" PRIx64 " (GSFUZZ_SEED=%#" PRIx64 " or -s to rerun), %u s, %u processes\n",
 	       o.seed, o.seed, o.seconds, o.procs);
 	fd = gs_nl_open();
@@ -847,12 +837,5 @@ int main(int argc, char **argv)
 		if (errno_seen[i])
 			printf(" %s %" PRIu64 ",", strerrorname_np(i) ?: "?", errno_seen[i]);
 	printf("\n");
-	if (gs_sh->failures || bad) {
-		printf("# %d failures; first: %s\n", gs_sh->failures, gs_sh->failure);
-		printf("not ok 1 - fuzz-netlink seed %#" PRIx64 "\n", o.seed);
-		return 1;
-	}
-	printf("ok 1 - fuzz-netlink seed %#" PRIx64 ": %" PRIu64 " requests, no failure\n",
-	       o.seed, total);
-	return 0;
+	return gs_fuzz_verdict(o.seed, "requests", total, bad);
 }
