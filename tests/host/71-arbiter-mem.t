@@ -22,17 +22,10 @@ label = memfixed
 mem_limit = 1G
 EOF_CONF
 chmod 0644 "$T/policy.conf"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 log=$T/arbiter.log
-"$GS_DAEMON" --arbiter --verbose --config "$T/policy.conf" --socket "$GPUSCHED_ARBITER" \
-	--metrics "127.0.0.1:$port" 2>"$log" &
-ARB_PID=$!
-i=0
-while ! grep -q 'listening on' "$log" && kill -0 "$ARB_PID" 2>/dev/null && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-grep -q 'listening on' "$log" || bail "arbiter did not start: $(cat "$log")"
+arbiter_start "$log" --verbose --config "$T/policy.conf" --metrics "127.0.0.1:$port" ||
+	bail "arbiter did not start: $(cat "$log")"
 
 "$MEMT" "$GPUSCHED_ARBITER" >"$T/raw" 2>&1
 rc=$?

@@ -22,15 +22,7 @@ CONF
 
 start() {
 	: >"$log"
-	"$GS_DAEMON" --arbiter --verbose --config "$conf" \
-		--socket "$GPUSCHED_ARBITER" 2>>"$log" &
-	ARB_PID=$!
-	i=0
-	while ! grep -q 'listening on' "$log" && kill -0 "$ARB_PID" 2>/dev/null &&
-		[ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
+	arbiter_start "$log" --verbose --config "$conf"
 }
 
 start

@@ -13,19 +13,12 @@ command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 CTL=${GS_CTL:-$(find_file "$t_root/build/daemon/gpuschedctl")} || bail "gpuschedctl not built"
 
 log=$T/ctl-arbiter.log
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 # A named policy file must exist: the test uses its own, empty.
 : >"$T/policy.conf"
 chmod 0644 "$T/policy.conf"
-"$GS_DAEMON" --arbiter --verbose --config "$T/policy.conf" --socket "$GPUSCHED_ARBITER" \
-	--metrics "127.0.0.1:$port" --grace-us 500000 2>"$log" &
-ARB_PID=$!
-i=0
-while ! grep -q 'listening on' "$log" && kill -0 "$ARB_PID" 2>/dev/null && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-grep -q 'listening on' "$log" || bail "arbiter did not start: $(cat "$log")"
+arbiter_start "$log" --verbose --config "$T/policy.conf" --metrics "127.0.0.1:$port" --grace-us 500000 ||
+	bail "arbiter did not start: $(cat "$log")"
 check "the arbiter serves metrics on a loopback port" grep -q "metrics on http://127.0.0.1:$port/metrics" "$log"
 
 ctl() { "$CTL" "$@"; }

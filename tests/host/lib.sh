@@ -118,6 +118,31 @@ client() {
 	env LD_PRELOAD="$GS_LIB" "$@"
 }
 
+# arbiter_start LOG ARG...: gpuschedd --arbiter on $GPUSCHED_ARBITER with
+# the ARGs, its standard error appended to LOG, its pid in ARB_PID
+# (stop_arbiter stops it). True once it says it listens, within 10 s: a
+# stale socket file may be there before it is, and LOG may hold an
+# earlier run's lines.
+arbiter_start() {
+	as_log=$1
+	shift
+	as_before=$(grep -c 'listening on' "$as_log" 2>/dev/null)
+	"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" "$@" 2>>"$as_log" &
+	ARB_PID=$!
+	as_i=0
+	while [ "$(grep -c 'listening on' "$as_log")" = "${as_before:-0}" ] &&
+		kill -0 "$ARB_PID" 2>/dev/null && [ $as_i -lt 200 ]; do
+		sleep 0.05
+		as_i=$((as_i + 1))
+	done
+	[ "$(grep -c 'listening on' "$as_log")" != "${as_before:-0}" ]
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # The token service, with a time slice and grace (microseconds). The
 # arbiter is started afresh, with the options in $GS_ARB_ARGS too; the
 # module's token is set through sysfs (a token exists once a client
@@ -128,21 +153,9 @@ service() {
 	grace=$2
 	if [ "$BACKEND" = arbiter ]; then
 		stop_arbiter
-		# Ready when it says so (a stale socket file may be there
-		# before it is); the log is appended across restarts.
-		before=$(grep -c 'listening on' "$T/arbiter.log" 2>/dev/null)
 		# shellcheck disable=SC2086 # options, word by word
-		"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" \
-			--timeslice-us "$slice" --grace-us "$grace" ${GS_ARB_ARGS:-} \
-			2>>"$T/arbiter.log" &
-		ARB_PID=$!
-		i=0
-		while [ "$(grep -c 'listening on' "$T/arbiter.log")" = "${before:-0}" ] &&
-			kill -0 "$ARB_PID" 2>/dev/null && [ $i -lt 200 ]; do
-			sleep 0.05
-			i=$((i + 1))
-		done
-		if [ "$(grep -c 'listening on' "$T/arbiter.log")" = "${before:-0}" ]; then
+		if ! arbiter_start "$T/arbiter.log" --timeslice-us "$slice" \
+			--grace-us "$grace" ${GS_ARB_ARGS:-}; then
 			# How it ended tells a crash from a kill from a hang.
 			if kill -0 "$ARB_PID" 2>/dev/null; then
 				how="still running after 10 s"
