@@ -47,29 +47,10 @@ static int busy_run(struct busy *b, __u32 weight)
 	return 0;
 }
 
-/* Run @argv; its stdout in @out (NUL-terminated), its exit status. */
+/* Run @argv as root; its stdout in @out (NUL-terminated), its exit status. */
 static int run(char *out, size_t size, char *const argv[])
 {
-	int pipefd[2];
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = gs_fork();
-	if (pid == 0) {
-		dup2(pipefd[1], STDOUT_FILENO);
-		close(pipefd[0]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while (len < size - 1 && (n = read(pipefd[0], out + len, size - 1 - len)) > 0)
-		len += n;
-	out[len] = '\0';
-	close(pipefd[0]);
-	return gs_wait(pid);
+	return nlt_run(argv[0], argv, 0, false, out, size);
 }
 
 /* Feed @json to Python's json module and run @code on it (as d). */

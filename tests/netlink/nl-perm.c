@@ -145,31 +145,10 @@ TEST_F(perm, unprivileged_cannot_join_events)
 				&group, sizeof(group)));
 }
 
-/* Run gpuschedctl as nobody; its exit status, stderr in @err. */
-static int ctl_as_nobody(char *err, size_t size, char *const argv[])
+/* Run gpuschedctl as nobody; its exit status, its output in @out. */
+static int ctl_as_nobody(char *out, size_t size, char *const argv[])
 {
-	int pipefd[2], status;
-	ssize_t n, len = 0;
-	pid_t pid;
-
-	if (pipe(pipefd))
-		return -1;
-	pid = gs_fork();
-	if (pid == 0) {
-		dup2(pipefd[1], STDERR_FILENO);
-		dup2(pipefd[1], STDOUT_FILENO);
-		if (nlt_drop_privileges(GS_NOBODY, GS_NOBODY))
-			_exit(126);
-		execv(NL_GPUSCHEDCTL, argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	while ((n = read(pipefd[0], err + len, size - 1 - len)) > 0)
-		len += n;
-	err[len] = '\0';
-	close(pipefd[0]);
-	status = gs_wait(pid);
-	return status;
+	return nlt_run(NL_GPUSCHEDCTL, argv, GS_NOBODY, true, out, size);
 }
 
 TEST_F(perm, gpuschedctl_says_what_to_do)

@@ -498,6 +498,47 @@ static inline int nlt_drop_privileges(uid_t uid, gid_t gid)
 }
 
 /*
+ * Run @path with @argv, as user and group @uid when it is not 0: its exit
+ * status (gs_wait(): 126 when it cannot become @uid, 127 when it cannot be
+ * run), or -1. Its standard output, and with @with_stderr its standard
+ * error too, goes to @out (@size bytes at most, NUL-terminated).
+ */
+static inline int nlt_run(const char *path, char *const argv[], uid_t uid,
+			  bool with_stderr, char *out, size_t size)
+{
+	int pipefd[2], status;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(pipefd))
+		return -1;
+	pid = gs_fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		dup2(pipefd[1], STDOUT_FILENO);
+		if (with_stderr)
+			dup2(pipefd[1], STDERR_FILENO);
+		if (uid && nlt_drop_privileges(uid, uid))
+			_exit(126);
+		execv(path, argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	if (pid < 0) {
+		close(pipefd[0]);
+		return -1;
+	}
+	while (len < size - 1 &&
+	       (n = read(pipefd[0], out + len, size - 1 - len)) > 0)
+		len += n;
+	out[len] = '\0';
+	close(pipefd[0]);
+	status = gs_wait(pid);
+	return status;
+}
+
+/*
  * gpuschedd with the policy file @conf, metrics served on @metrics (NULL:
  * none), its output appended to @log.
  */
