@@ -39,15 +39,20 @@ static const char *prog = "gs-client";
 static const double GS_MIX[] = { 0.25, 0.5, 1.25, 2.0 };
 #define GS_NMIX ((int)(sizeof(GS_MIX) / sizeof(GS_MIX[0])))
 
+static void gs_vwarn(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void gs_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	gs_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 
@@ -56,11 +61,9 @@ static void gs_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	gs_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 double gs_now_us(void)
