@@ -626,23 +626,34 @@ static const char *pick(const char *const *v, size_t n, char *raw, size_t size)
 #define PICK(v, raw) pick(v, sizeof(v) / sizeof(v[0]), raw, sizeof(raw))
 
 /*
- * A client that attached while every answer was right: the first rule
- * that matches it gave it its fields, marked as the policy's.
+ * The first rule matching client @c, or NULL; what it sets in @want
+ * (nothing if none matches). Clients report no memory: a limit in percent
+ * is dropped.
  */
-static void check_attached(const struct mclient *c)
+static const struct gs_rule *rule_params(const struct mclient *c,
+					 struct gpusched_params *want)
 {
-	struct gpusched_params want = { 0 };
 	const struct gs_rule *r;
 	struct gs_proc p;
 
 	gs_proc_init(&p, (pid_t)c->pid, c->uid, c->gid, c->comm);
 	r = gs_rules_match(D.pol, &p);
 	gs_proc_release(&p);
-	if (r)
-		want = r->set;
-	/* Clients report no memory: a limit in percent is dropped. */
-	if (want.mem_limit & GS_MEM_PCT_FLAG)
-		want.mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
+	*want = r ? r->set : (struct gpusched_params){ 0 };
+	if (want->mem_limit & GS_MEM_PCT_FLAG)
+		want->mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
+	return r;
+}
+
+/*
+ * A client that attached while every answer was right: the first rule
+ * that matches it gave it its fields, marked as the policy's.
+ */
+static void check_attached(const struct mclient *c)
+{
+	struct gpusched_params want;
+	const struct gs_rule *r = rule_params(c, &want);
+
 	if (((want.mask & GPUSCHED_PARAM_WEIGHT) ? want.weight :
 	     GPUSCHED_WEIGHT_DEFAULT) != c->weight ||
 	    ((want.mask & GPUSCHED_PARAM_CLASS) ? want.sched_class :
@@ -802,20 +813,13 @@ static void check(const struct mclient *before, bool restart)
 
 	for (i = 0; i < MAX_CLIENTS; i++) {
 		const struct mclient *b = &before[i], *a = &M.c[i];
-		struct gpusched_params want = { 0 }, bv, av;
+		struct gpusched_params want, bv, av;
 		const struct gs_rule *r;
-		struct gs_proc p;
 		uint32_t bit;
 
 		if (!b->live || !a->live || a->id != b->id)
 			continue;
-		gs_proc_init(&p, (pid_t)a->pid, a->uid, a->gid, a->comm);
-		r = gs_rules_match(D.pol, &p);
-		gs_proc_release(&p);
-		if (r)
-			want = r->set;
-		if (want.mem_limit & GS_MEM_PCT_FLAG)
-			want.mask &= ~GPUSCHED_PARAM_MEM_LIMIT;
+		r = rule_params(a, &want);
 		bv = (struct gpusched_params){ .weight = b->weight,
 					       .sched_class = b->class, .cap_pct = b->cap,
 					       .mem_limit = b->mem };
