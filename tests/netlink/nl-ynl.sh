@@ -22,6 +22,11 @@ export PYTHONHOME=/usr
 cli() {
 	/usr/bin/python3 /opt/ynl/cli.py --spec "$SPEC" --no-schema "$@"
 }
+# cli.py as nobody.
+cli_nobody() {
+	# shellcheck disable=SC2086 # the uid and the gid
+	$H runas $NOBODY /usr/bin/python3 /opt/ynl/cli.py --spec "$SPEC" --no-schema "$@"
+}
 # A JSON document on stdin, and a Python expression about it, d.
 jq_py() {
 	/usr/bin/python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"
@@ -52,6 +57,20 @@ check() {
 		ok "$name"
 	else
 		not_ok "$name"
+		echo "$out" | sed 's/^/#   /'
+	fi
+}
+# refused NAME ARG...: a test line, ok when cli.py with the ARGs as nobody
+# fails with EPERM.
+refused() {
+	name=$1
+	shift
+	out=$(cli_nobody "$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && echo "$out" | grep -q "Operation not permitted"; then
+		ok "$name"
+	else
+		not_ok "$name (exit $rc)"
 		echo "$out" | sed 's/^/#   /'
 	fi
 }
@@ -102,15 +121,8 @@ else
 fi
 
 # 5. The same request from an unprivileged user fails with EPERM.
-out=$($H runas $NOBODY /usr/bin/python3 /opt/ynl/cli.py --spec $SPEC --no-schema \
-	--do set-client --json "{\"id\": $id, \"weight\": 9999}" 2>&1)
-rc=$?
-if [ $rc -ne 0 ] && echo "$out" | grep -q "Operation not permitted"; then
-	ok "unprivileged: do set-client fails with EPERM"
-else
-	not_ok "unprivileged: do set-client fails with EPERM (exit $rc)"
-	echo "$out" | sed 's/^/#   /'
-fi
+refused "unprivileged: do set-client fails with EPERM" \
+	--do set-client --json "{\"id\": $id, \"weight\": 9999}"
 
 # 6. ... and changed nothing.
 got=$(dump_client "['weight']" 2>&1)
@@ -118,19 +130,11 @@ if [ "$got" = 250 ]; then ok "unprivileged: the weight is still 250"
 else not_ok "unprivileged: the weight is still 250"; echo "# got: $got"; fi
 
 # 7. The same for set-gpu.
-out=$($H runas $NOBODY /usr/bin/python3 /opt/ynl/cli.py --spec $SPEC --no-schema \
-	--do set-gpu --json "{\"index\": $index, \"timeslice-us\": 200}" 2>&1)
-rc=$?
-if [ $rc -ne 0 ] && echo "$out" | grep -q "Operation not permitted"; then
-	ok "unprivileged: do set-gpu fails with EPERM"
-else
-	not_ok "unprivileged: do set-gpu fails with EPERM (exit $rc)"
-	echo "$out" | sed 's/^/#   /'
-fi
+refused "unprivileged: do set-gpu fails with EPERM" \
+	--do set-gpu --json "{\"index\": $index, \"timeslice-us\": 200}"
 
 # 8. Reads work unprivileged.
-got=$($H runas $NOBODY /usr/bin/python3 /opt/ynl/cli.py --spec $SPEC --no-schema \
-	--output-json --dump get-client --json "{\"gpu\": $index}" 2>&1 |
+got=$(cli_nobody --output-json --dump get-client --json "{\"gpu\": $index}" 2>&1 |
 	jq_py "[c for c in d if c['id'] == $id][0]['weight']" 2>&1)
 if [ "$got" = 250 ]; then ok "unprivileged: dump get-client works"
 else not_ok "unprivileged: dump get-client works"; echo "# got: $got"; fi
@@ -163,14 +167,7 @@ else
 fi
 
 # 10. The events group needs CAP_NET_ADMIN.
-out=$($H runas $NOBODY /usr/bin/python3 /opt/ynl/cli.py --spec $SPEC --no-schema \
-	--subscribe events --sleep 1 2>&1)
-rc=$?
-if [ $rc -ne 0 ] && echo "$out" | grep -q "Operation not permitted"; then
-	ok "unprivileged: --subscribe events fails with EPERM"
-else
-	not_ok "unprivileged: --subscribe events fails with EPERM (exit $rc)"
-	echo "$out" | sed 's/^/#   /'
-fi
+refused "unprivileged: --subscribe events fails with EPERM" \
+	--subscribe events --sleep 1
 
 exit $failed
