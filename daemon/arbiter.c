@@ -11,8 +11,10 @@
  * deadlines of parked requests, and every client. A blocking ACQUIRE is
  * parked (no reply) until it is granted or times out; while a request is
  * parked the client's further requests stay unread, so replies keep the
- * order of requests (the wire format has no request id). A closed
- * connection is a closed file: release, and remove the client.
+ * order of requests (the wire format has no request id). A client's memory
+ * calls come on a second connection, its memory channel (arbiter_wire.h),
+ * which is never parked. A closed connection is a closed file: release,
+ * and remove the client.
  *
  * This file: the event loop, the connections (each one's first request
  * tells a client, arbiter_token.c, from gpuschedctl, arbiter_ctl.c), the
@@ -285,7 +287,7 @@ void on_request(struct arb_client *c)
 				close(fds[i]);
 		}
 	}
-	if ((size_t)n >= sizeof(in_msg.hdr.magic) &&
+	if (!c->owner && (size_t)n >= sizeof(in_msg.hdr.magic) &&
 	    in_msg.hdr.magic == GPUSCHED_CTL_MAGIC) {
 		ctl_request(c, in_msg.buf, (size_t)n, msg.msg_flags & MSG_TRUNC);
 		return;
@@ -295,7 +297,10 @@ void on_request(struct arb_client *c)
 		reply(c, -EPROTO, NULL, 0, -1);
 		return;
 	}
-	token_request(c, req);
+	if (c->owner)
+		chan_request(c, req);
+	else
+		token_request(c, req);
 }
 
 void client_close(struct arb_client *c, const char *why)
@@ -305,6 +310,11 @@ void client_close(struct arb_client *c, const char *why)
 	epoll_ctl(A.epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
+	/* A client's memory channel goes with it; a channel, alone. */
+	if (c->chan)
+		client_close(c->chan, NULL);
+	if (c->owner)
+		c->owner->chan = NULL;
 	if (c->dev) {
 		struct gs_pol_effects fx = { 0 };
 		struct arb_dev *d = c->dev;
@@ -412,7 +422,10 @@ static int add_fd(int fd, void *ptr)
 	return epoll_ctl(A.epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* One descriptor per client: allow as many as the hard limit does. */
+/*
+ * One descriptor per connection (two per library client, with its memory
+ * channel): allow as many as the hard limit does.
+ */
 static void raise_nofile(void)
 {
 	struct rlimit rl;

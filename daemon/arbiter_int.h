@@ -61,6 +61,15 @@ struct arb_client {
 	uint64_t id;
 	char comm[16];
 	uint64_t cgroup_id;
+	/*
+	 * The memory channel (arbiter_wire.h): an attached client's cookie
+	 * and its channel, if bound; a channel's client. Each is cleared
+	 * when the other closes.
+	 */
+	unsigned char cookie[16];
+	bool has_cookie;
+	struct arb_client *chan;
+	struct arb_client *owner;
 	/* Control connections (gpuschedctl) */
 	bool ctl;
 	bool subscribed;		/* receives events */
@@ -142,6 +151,8 @@ int client_set(struct arb_client *c, const struct gpusched_params *p,
 bool probe_future_write_seal(void);
 /* One request of a client (not a control connection), answered. */
 void token_request(struct arb_client *c, const struct gpusched_wire_req *req);
+/* One request on a memory channel @ch, answered on @ch for its client. */
+void chan_request(struct arb_client *ch, const struct gpusched_wire_req *req);
 
 /* arbiter_ctl.c: gpuschedctl's control protocol, and the metrics page */
 /* Event @cmd about client @c to every subscriber. */

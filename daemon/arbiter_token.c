@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "arbiter_int.h"
@@ -231,6 +232,7 @@ bool probe_future_write_seal(void)
 
 static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 {
+	struct gpusched_wire_attached att = { 0 };
 	int memfd = -1, err;
 	struct arb_dev *d;
 	uint64_t now;
@@ -267,8 +269,15 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	A.st.events[0]++;
 	ctl_event(GPUSCHED_CTL_EV_ATTACH, c);
 	client_apply_policy(c);
+	/* Without randomness, no memory channel: its calls wait in line. */
+	c->has_cookie = getrandom(c->cookie, sizeof(c->cookie), GRND_NONBLOCK) ==
+			sizeof(c->cookie);
+	if (c->has_cookie) {
+		att.id = c->id;
+		memcpy(att.cookie, c->cookie, sizeof(att.cookie));
+	}
 out:
-	reply(c, err, NULL, 0, memfd);
+	reply(c, err, err ? NULL : &att, sizeof(att), memfd);
 	if (memfd >= 0)
 		close(memfd);
 }
@@ -369,7 +378,8 @@ uint32_t client_state(const struct arb_client *c)
 	return c->dev ? states[c->pol.state] : GPUSCHED_STATE_DETACHED;
 }
 
-static void cmd_get_info(struct arb_client *c)
+/* GET_INFO of @c, answered on @to (@c, or its memory channel). */
+static void cmd_get_info(struct arb_client *c, struct arb_client *to)
 {
 	struct gpusched_client_info info = {
 		.size = sizeof(info),
@@ -396,12 +406,15 @@ static void cmd_get_info(struct arb_client *c)
 		info.mem_limit = gs_mem_limit(&c->dev->pol, pc);
 		info.mem_refused = pc->mem.refused;
 	}
-	reply(c, 0, &info, sizeof(info), -1);
+	reply(to, 0, &info, sizeof(info), -1);
 }
 
-/* MEM_RESERVE or MEM_RETURN; the page shows the reservation at the reply. */
-static void cmd_mem(struct arb_client *c, const struct gpusched_mem *m,
-		    bool reserve)
+/*
+ * MEM_RESERVE or MEM_RETURN of @c, answered on @to (@c, or its memory
+ * channel); the page shows the reservation at the reply.
+ */
+static void cmd_mem(struct arb_client *c, struct arb_client *to,
+		    const struct gpusched_mem *m, bool reserve)
 {
 	int err = gs_mem_check(m);
 
@@ -412,7 +425,74 @@ static void cmd_mem(struct arb_client *c, const struct gpusched_mem *m,
 				gs_mem_return(&c->dev->pol, &c->pol, m->bytes);
 	if (!err)
 		status_sync(c, now_ns());
-	reply(c, err, NULL, 0, -1);
+	reply(to, err, NULL, 0, -1);
+}
+
+/* Equal, in a time that does not depend on where they differ. */
+static bool cookie_eq(const unsigned char *a, const unsigned char *b)
+{
+	unsigned char diff = 0;
+
+	for (size_t i = 0; i < 16; i++)
+		diff |= a[i] ^ b[i];
+	return !diff;
+}
+
+static struct arb_client *client_by_id(uint64_t id)
+{
+	for (struct arb_dev *d = A.devs; d; d = d->next)
+		for (struct arb_client *c = d->first; c; c = c->dnext)
+			if (c->id == id)
+				return c;
+	return NULL;
+}
+
+/*
+ * BIND: make @ch, a fresh connection, the memory channel of the client the
+ * id and cookie name, if @ch's process is the client's. One error for a
+ * wrong id, cookie or process: a guess learns nothing.
+ */
+static void cmd_bind(struct arb_client *ch, const struct gpusched_wire_bind *b)
+{
+	struct arb_client *c = client_by_id(b->id);
+	int err = 0;
+
+	if (b->reserved)
+		err = -EINVAL;
+	else if (ch->dev || ch->ctl)
+		err = -EISCONN;
+	else if (!c || !c->has_cookie || !cookie_eq(c->cookie, b->cookie) ||
+		 c->cred.pid != ch->cred.pid || c->cred.uid != ch->cred.uid)
+		err = -EACCES;
+	else if (c->chan)
+		err = -EBUSY;
+	if (!err) {
+		c->chan = ch;
+		ch->owner = c;
+		gs_log(LOG_DEBUG, "gpu%u: pid %d: memory channel bound",
+		       c->dev->index, (int)c->cred.pid);
+	}
+	reply(ch, err, NULL, 0, -1);
+}
+
+void chan_request(struct arb_client *ch, const struct gpusched_wire_req *req)
+{
+	switch (req->cmd) {
+	case GPUSCHED_IOC_GET_INFO:
+		cmd_get_info(ch->owner, ch);
+		break;
+	case GPUSCHED_IOC_MEM_RESERVE:
+	case GPUSCHED_IOC_MEM_RETURN:
+		cmd_mem(ch->owner, ch, (const void *)req->arg,
+			req->cmd == GPUSCHED_IOC_MEM_RESERVE);
+		break;
+	case GPUSCHED_WIRE_BIND:
+		reply(ch, -EISCONN, NULL, 0, -1);
+		break;
+	default:
+		reply(ch, -EOPNOTSUPP, NULL, 0, -1);
+		break;
+	}
 }
 
 /* A request of the ioctl contract, as the module's chardev.c takes it. */
@@ -435,11 +515,15 @@ void token_request(struct arb_client *c, const struct gpusched_wire_req *req)
 		cmd_set_params(c, (const void *)req->arg);
 		break;
 	case GPUSCHED_IOC_GET_INFO:
-		cmd_get_info(c);
+		cmd_get_info(c, c);
 		break;
 	case GPUSCHED_IOC_MEM_RESERVE:
 	case GPUSCHED_IOC_MEM_RETURN:
-		cmd_mem(c, (const void *)req->arg, req->cmd == GPUSCHED_IOC_MEM_RESERVE);
+		cmd_mem(c, c, (const void *)req->arg,
+			req->cmd == GPUSCHED_IOC_MEM_RESERVE);
+		break;
+	case GPUSCHED_WIRE_BIND:
+		cmd_bind(c, (const void *)req->arg);
 		break;
 	default:
 		reply(c, -ENOTTY, NULL, 0, -1);

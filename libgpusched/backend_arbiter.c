@@ -8,8 +8,13 @@
  * (the arbiter seals it against writable mappings).
  *
  * The wire format has no request id, so requests on one connection are
- * serialised with g->io_lock: a GET_INFO waits while an ACQUIRE of another
- * thread is parked in the arbiter. A signal does not abandon a request (the
+ * serialised with g->io_lock: a request waits while an ACQUIRE of another
+ * thread is parked in the arbiter. Memory calls (MEM_RESERVE, MEM_RETURN)
+ * and GET_INFO therefore go on a second connection, the client's memory
+ * channel, bound to it with the id and cookie of the ATTACH reply
+ * (arbiter_wire.h), which the arbiter never parks: an allocation does not
+ * wait for the token. Without a channel (an arbiter that offers none) they
+ * share the first connection. A signal does not abandon a request (the
  * reply would then be read as the answer to the next one): a receive
  * interrupted by a signal is resumed.
  */
@@ -66,69 +71,141 @@ static int recv_reply(int fd, struct gpusched_wire_rep *rep, int *memfd)
 	return 0;
 }
 
-static int arbiter_request(struct gpusched *g, unsigned int cmd, void *arg,
-			   int *memfd)
+/* Send @req on @fd and receive its reply, under @lock. 0 or -errno. */
+static int exchange(int fd, pthread_mutex_t *lock,
+		    const struct gpusched_wire_req *req,
+		    struct gpusched_wire_rep *rep, int *memfd)
 {
-	struct gpusched_wire_req req = { .magic = GPUSCHED_WIRE_MAGIC, .cmd = cmd };
-	struct gpusched_wire_rep rep;
-	size_t size = _IOC_SIZE(cmd);
 	ssize_t n;
 	int err;
 
-	if (size > sizeof(req.arg))
-		return -EINVAL;
-	if (_IOC_DIR(cmd) & _IOC_WRITE)
-		memcpy(req.arg, arg, size);
-
-	pthread_mutex_lock(&g->io_lock);
+	pthread_mutex_lock(lock);
 	do
-		n = send(g->fd, &req, sizeof(req), MSG_NOSIGNAL);
+		n = send(fd, req, sizeof(*req), MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		err = -errno;
 		if (err == -EPIPE)
 			err = -ECONNRESET;
 	} else {
-		err = recv_reply(g->fd, &rep, memfd);
+		err = recv_reply(fd, rep, memfd);
 	}
-	pthread_mutex_unlock(&g->io_lock);
+	pthread_mutex_unlock(lock);
+	if (!err && (rep->ret > 0 || rep->ret < -4095))
+		err = -EPROTO;
+	return err;
+}
+
+/* Commands the memory channel takes: never parked by the arbiter. */
+static bool on_channel(unsigned int cmd)
+{
+	return cmd == GPUSCHED_IOC_MEM_RESERVE || cmd == GPUSCHED_IOC_MEM_RETURN ||
+	       cmd == GPUSCHED_IOC_GET_INFO;
+}
+
+static int arbiter_call(struct gpusched *g, unsigned int cmd, void *arg)
+{
+	struct gpusched_wire_req req = { .magic = GPUSCHED_WIRE_MAGIC, .cmd = cmd };
+	struct gpusched_wire_rep rep;
+	size_t size = _IOC_SIZE(cmd);
+	int err;
+
+	if (size > sizeof(req.arg))
+		return -EINVAL;
+	if (_IOC_DIR(cmd) & _IOC_WRITE)
+		memcpy(req.arg, arg, size);
+	if (g->mem_fd >= 0 && on_channel(cmd))
+		err = exchange(g->mem_fd, &g->mem_lock, &req, &rep, NULL);
+	else
+		err = exchange(g->fd, &g->io_lock, &req, &rep, NULL);
 	if (err)
 		return err;
-	if (rep.ret > 0 || rep.ret < -4095)
-		return -EPROTO;
 	if (!rep.ret && (_IOC_DIR(cmd) & _IOC_READ))
 		memcpy(arg, rep.arg, size);
 	return rep.ret;
 }
 
-static int arbiter_call(struct gpusched *g, unsigned int cmd, void *arg)
+static int connect_arbiter(const char *path)
 {
-	return arbiter_request(g, cmd, arg, NULL);
-}
-
-static int arbiter_open(struct gpusched *g, const unsigned char uuid[16])
-{
-	const char *path = gs_config()->arbiter;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct gpusched_attach at = { 0 };
-	int memfd = -1, err;
-	struct stat sb;
-	void *p;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
-	g->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (g->fd < 0)
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
 		return -errno;
-	if (connect(g->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = -errno;
-		goto out_close;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * Open the memory channel of the client that ATTACH answered with @att.
+ * Without one, memory calls share the first connection: slower to come
+ * back while a thread waits for the token, never wrong.
+ */
+static void channel_open(struct gpusched *g,
+			 const struct gpusched_wire_attached *att)
+{
+	static const unsigned char none[sizeof(att->cookie)];
+	struct gpusched_wire_req req = {
+		.magic = GPUSCHED_WIRE_MAGIC, .cmd = GPUSCHED_WIRE_BIND,
+	};
+	struct gpusched_wire_bind b = { .id = att->id };
+	struct gpusched_wire_rep rep;
+	int fd, err;
+
+	if (!memcmp(att->cookie, none, sizeof(none)))
+		return;	/* an arbiter without channels */
+	fd = connect_arbiter(gs_config()->arbiter);
+	if (fd < 0) {
+		gs_debug("arbiter: no memory channel: %s", strerror(-fd));
+		return;
+	}
+	memcpy(b.cookie, att->cookie, sizeof(b.cookie));
+	memcpy(req.arg, &b, sizeof(b));
+	err = exchange(fd, &g->mem_lock, &req, &rep, NULL);
+	if (!err)
+		err = rep.ret;
+	if (err) {
+		gs_debug("arbiter: memory channel refused: %s", strerror(-err));
+		close(fd);
+		return;
+	}
+	g->mem_fd = fd;
+}
+
+static int arbiter_open(struct gpusched *g, const unsigned char uuid[16])
+{
+	struct gpusched_wire_req req = {
+		.magic = GPUSCHED_WIRE_MAGIC, .cmd = GPUSCHED_IOC_ATTACH,
+	};
+	struct gpusched_attach at = { 0 };
+	struct gpusched_wire_attached att;
+	struct gpusched_wire_rep rep;
+	int memfd = -1, err;
+	struct stat sb;
+	void *p;
+
+	g->mem_fd = -1;
+	pthread_mutex_init(&g->mem_lock, NULL);
+	g->fd = connect_arbiter(gs_config()->arbiter);
+	if (g->fd < 0) {
+		err = g->fd;
+		goto out_lock;
 	}
 
 	memcpy(at.uuid, uuid, sizeof(at.uuid));
 	at.mem_total = g->mem_total;
-	err = arbiter_request(g, GPUSCHED_IOC_ATTACH, &at, &memfd);
+	memcpy(req.arg, &at, sizeof(at));
+	err = exchange(g->fd, &g->io_lock, &req, &rep, &memfd);
+	if (!err)
+		err = rep.ret;
 	if (err)
 		goto out_memfd;
 	err = -EPROTO;
@@ -143,15 +220,30 @@ static int arbiter_open(struct gpusched *g, const unsigned char uuid[16])
 	madvise(p, GPUSCHED_STATUS_SIZE, MADV_DONTFORK);
 	close(memfd);
 	g->st = p;
+	memcpy(&att, rep.arg, sizeof(att));
+	channel_open(g, &att);
 	return 0;
 
 out_memfd:
 	if (memfd >= 0)
 		close(memfd);
-out_close:
 	close(g->fd);
 	g->fd = -1;
+out_lock:
+	pthread_mutex_destroy(&g->mem_lock);
 	return err;
+}
+
+/* In a forked child, only our copies go: the parent's client stays. */
+static void arbiter_close(struct gpusched *g, bool forked)
+{
+	if (g->mem_fd >= 0)
+		close(g->mem_fd);
+	g->mem_fd = -1;
+	/* The child's copy of mem_lock may be held by a thread it lacks. */
+	if (!forked)
+		pthread_mutex_destroy(&g->mem_lock);
+	gs_backend_close(g, forked);
 }
 
 /* The holder makes no request for as long as it holds: this is how it
@@ -169,5 +261,5 @@ const struct gs_backend gs_backend_arbiter = {
 	.open = arbiter_open,
 	.call = arbiter_call,
 	.alive = arbiter_alive,
-	.close = gs_backend_close,
+	.close = arbiter_close,
 };

@@ -44,6 +44,14 @@ struct gpusched {
 	 * has no request id, so replies come back in request order.
 	 */
 	pthread_mutex_t io_lock;
+	/*
+	 * The arbiter's memory channel (backend_arbiter.c): a second
+	 * connection for MEM_RESERVE, MEM_RETURN and GET_INFO, so that they
+	 * never wait behind a parked ACQUIRE; -1 without one. mem_lock
+	 * serialises its requests (the arbiter answers them at once).
+	 */
+	int mem_fd;
+	pthread_mutex_t mem_lock;
 	/* enum gpusched_features of the service, from the status page */
 	uint32_t features;
 	/*

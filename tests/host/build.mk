@@ -18,9 +18,10 @@ $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(L
 
 # The arbiter's memory accounting on its own protocols (71-arbiter-mem.t).
 $(GSHOST_DIR)/gs-mem-test: tests/host/gs-mem-test.c kmod/uapi/linux/gpusched.h \
-		include/gpusched/arbiter_wire.h daemon/gpusched_ctl.h daemon/knobs.h
+		include/gpusched/arbiter_wire.h daemon/gpusched_ctl.h daemon/knobs.h \
+		tests/cuda-double/cuda_double.h
 	$(Q)mkdir -p $(@D)
-	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $<
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Idaemon -Itests/cuda-double -o $@ $<
 
 $(GSHOST_DIR)/libgs-next.so: tests/host/next-preload.c
 	$(Q)mkdir -p $(@D)

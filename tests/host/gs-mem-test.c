@@ -6,12 +6,17 @@
  * module: MEM_RESERVE and MEM_RETURN with their errors, the status page's
  * and GET_INFO's fields, the GPU's sum after close and after SIGKILL, the
  * knobs, a limit lowered below the reservation, the lowering rule as
- * nobody, and SET_CLIENT in bytes and percent. TAP output.
+ * nobody, and SET_CLIENT in bytes and percent; and the memory channel
+ * (arbiter_wire.h): who may bind one, what it takes, and that it answers
+ * while its client's ACQUIRE is parked. TAP output.
  *
  * Usage: gs-mem-test SOCKET          the tests
  *        gs-mem-test SOCKET limit    attach reporting 8 GiB, print the limit
  *        gs-mem-test SOCKET hold N   attach, reserve N bytes, print "held",
  *                                    and stay until stdin ends
+ *        gs-mem-test SOCKET token    attach to the CUDA double's GPU 0,
+ *                                    acquire, print "holding", and hold
+ *                                    until stdin ends
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -28,6 +33,7 @@
 #include <sys/wait.h>
 #include <linux/gpusched.h>
 #include <gpusched/arbiter_wire.h>
+#include "cuda_double.h"
 #include "gpusched_ctl.h"
 #include "knobs.h"
 
@@ -68,6 +74,9 @@ static int conn(void)
 	return fd;
 }
 
+/* The reply to the last ATTACH: the memory channel's id and cookie. */
+static struct gpusched_wire_attached attached;
+
 /* One command: 0 or -errno; @memfd gets a descriptor sent with the reply. */
 static int call(int fd, unsigned int cmd, void *arg, int *memfd)
 {
@@ -94,6 +103,8 @@ static int call(int fd, unsigned int cmd, void *arg, int *memfd)
 			memcpy(memfd, CMSG_DATA(cm), sizeof(int));
 	if (!rep.ret && (_IOC_DIR(cmd) & _IOC_READ))
 		memcpy(arg, rep.arg, _IOC_SIZE(cmd));
+	if (!rep.ret && cmd == GPUSCHED_IOC_ATTACH)
+		memcpy(&attached, rep.arg, sizeof(attached));
 	return rep.ret;
 }
 
@@ -102,12 +113,13 @@ struct client {
 	const struct gpusched_status *st;
 };
 
-static int client_open(struct client *c, unsigned long long total)
+static int client_open_on(struct client *c, const unsigned char *gpu,
+			  unsigned long long total)
 {
 	struct gpusched_attach at = { .mem_total = total };
 	int memfd = -1, err;
 
-	memcpy(at.uuid, uuid, sizeof(at.uuid));
+	memcpy(at.uuid, gpu, sizeof(at.uuid));
 	c->fd = conn();
 	c->st = NULL;
 	err = call(c->fd, GPUSCHED_IOC_ATTACH, &at, &memfd);
@@ -116,6 +128,11 @@ static int client_open(struct client *c, unsigned long long total)
 	c->st = mmap(NULL, GPUSCHED_STATUS_SIZE, PROT_READ, MAP_SHARED, memfd, 0);
 	close(memfd);
 	return c->st == MAP_FAILED ? -ENOMEM : 0;
+}
+
+static int client_open(struct client *c, unsigned long long total)
+{
+	return client_open_on(c, uuid, total);
 }
 
 static void client_close(struct client *c)
@@ -266,6 +283,129 @@ static int nobody_child(void)
 	return bad;
 }
 
+static int bind_chan(int fd, uint64_t id, const unsigned char *cookie)
+{
+	struct gpusched_wire_bind b = { .id = id };
+
+	memcpy(b.cookie, cookie, sizeof(b.cookie));
+	return call(fd, GPUSCHED_WIRE_BIND, &b, NULL);
+}
+
+static int info_of(int fd, struct gpusched_client_info *ci)
+{
+	memset(ci, 0, sizeof(*ci));
+	return call(fd, GPUSCHED_IOC_GET_INFO, ci, NULL);
+}
+
+/*
+ * The memory channel: an id and a cookie in ATTACH's reply; BIND refused
+ * for a wrong cookie or id and for another process; what a bound channel
+ * takes; its answers while the client's ACQUIRE is parked; and its end
+ * with its client.
+ */
+static void channel_tests(void)
+{
+	static const unsigned char zero[sizeof(attached.cookie)];
+	struct gpusched_wire_req req = {
+		.magic = GPUSCHED_WIRE_MAGIC, .cmd = GPUSCHED_IOC_ACQUIRE,
+	};
+	struct gpusched_acquire acq = { 0 };
+	struct gpusched_wire_attached att;
+	struct gpusched_wire_rep rep;
+	struct gpusched_client_info ci;
+	struct timeval tv = { .tv_sec = 30 };
+	unsigned char bad[sizeof(att.cookie)];
+	struct client h, c;
+	int ch, ch2, st;
+	pid_t pid;
+
+	if (client_open(&h, TOTAL) || client_open(&c, TOTAL)) {
+		ok(0, "channel: attach two clients");
+		return;
+	}
+	att = attached;
+	ok(att.id && memcmp(att.cookie, zero, sizeof(zero)),
+	   "channel: ATTACH's reply gives an id and a cookie");
+	ch = conn();
+	ch2 = conn();
+	memcpy(bad, att.cookie, sizeof(bad));
+	bad[0] ^= 1;
+	EXPECT(bind_chan(ch, att.id, bad), -EACCES);
+	EXPECT(bind_chan(ch, ~0ull, att.cookie), -EACCES);
+	pid = fork();
+	if (!pid) {
+		int fd = conn();
+
+		_exit(bind_chan(fd, att.id, att.cookie) == -EACCES ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	   "channel: another process's BIND with the right cookie: EACCES");
+	{
+		struct gpusched_wire_bind b = { .id = att.id, .reserved = 1 };
+
+		memcpy(b.cookie, att.cookie, sizeof(b.cookie));
+		EXPECT(call(ch, GPUSCHED_WIRE_BIND, &b, NULL), -EINVAL);
+	}
+	EXPECT(bind_chan(h.fd, att.id, att.cookie), -EISCONN);
+	EXPECT(bind_chan(ch, att.id, att.cookie), 0);
+	EXPECT(bind_chan(ch, att.id, att.cookie), -EISCONN);
+	EXPECT(bind_chan(ch2, att.id, att.cookie), -EBUSY);
+	EXPECT(call(ch, GPUSCHED_IOC_ACQUIRE, &acq, NULL), -EOPNOTSUPP);
+
+	/* The client's ACQUIRE parked: h holds. The channel still answers. */
+	EXPECT(call(h.fd, GPUSCHED_IOC_ACQUIRE, &acq, NULL), 0);
+	memcpy(req.arg, &acq, sizeof(acq));
+	ok(send(c.fd, &req, sizeof(req), 0) == sizeof(req),
+	   "channel: the client asks for the token, which h holds");
+	EXPECT(RESERVE(&(struct client){ .fd = ch }, GIB), 0);
+	EXPECT(info_of(ch, &ci), 0);
+	ok(ci.state == GPUSCHED_STATE_WAITING && ci.mem_reserved == GIB &&
+	   ci.grants == 0,
+	   "channel: reserved for the client while its ACQUIRE is parked (state %u, %llu bytes, %llu grants)",
+	   ci.state, (unsigned long long)ci.mem_reserved,
+	   (unsigned long long)ci.grants);
+	{
+		struct gpusched_release rel = { 0 };
+
+		EXPECT(call(h.fd, GPUSCHED_IOC_RELEASE, &rel, NULL), 0);
+	}
+	setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ok(recv(c.fd, &rep, sizeof(rep), 0) == sizeof(rep) && rep.ret == 0,
+	   "channel: the client's ACQUIRE granted when h releases");
+	EXPECT(RETURN(&(struct client){ .fd = ch }, GIB), 0);
+	EXPECT(info_of(c.fd, &ci), 0);
+	ok(ci.mem_reserved == 0, "channel: returned for the client");
+
+	/* The channel ends with its client, and cannot be bound again. */
+	client_close(&c);
+	setsockopt(ch, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ok(recv(ch, &rep, sizeof(rep), 0) == 0,
+	   "channel: closed with its client");
+	EXPECT(bind_chan(ch2, att.id, att.cookie), -EACCES);
+	close(ch);
+	close(ch2);
+	client_close(&h);
+}
+
+/* Hold the token of the CUDA double's GPU 0 until stdin ends. */
+static int hold_token(void)
+{
+	struct gpusched_acquire acq = { 0 };
+	unsigned char gpu0[16];
+	struct client c;
+	char ch;
+
+	gsd_uuid(0, gpu0);
+	if (client_open_on(&c, gpu0, 0) ||
+	    call(c.fd, GPUSCHED_IOC_ACQUIRE, &acq, NULL))
+		return 1;
+	printf("holding\n");
+	while (read(0, &ch, 1) > 0)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct gpusched_mem bad = { .bytes = 1, .flags = 1 };
@@ -277,11 +417,13 @@ int main(int argc, char **argv)
 	char ch;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: gs-mem-test SOCKET [limit | hold BYTES]\n");
+		fprintf(stderr, "usage: gs-mem-test SOCKET [limit | hold BYTES | token]\n");
 		return 2;
 	}
 	sock_path = argv[1];
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[2], "token"))
+		return hold_token();
 	if (argc > 2) {
 		bool hold = !strcmp(argv[2], "hold") && argc == 4;
 
@@ -415,6 +557,7 @@ int main(int argc, char **argv)
 
 	client_close(&a);
 	client_close(&b);
+	channel_tests();
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;
 }
