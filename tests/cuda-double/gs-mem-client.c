@@ -18,6 +18,10 @@
  *   nvml                    nvmlDeviceGetMemoryInfo and _v2 of GPU 0, found
  *                           with dlopen and dlsym, as pynvml finds them
  *   trim                    cuMemPoolTrimTo(0) on the pools used
+ *   launch US               a thread launches a kernel of US microseconds
+ *                           and prints "op=launch" once the launch returns
+ *                           (libgpusched's gate may hold it for the token);
+ *                           the program waits for it before it exits
  *   touch FILE | wait FILE  create a file; wait (up to 60 s) until it exists
  *   sleep SECONDS
  */
@@ -59,6 +63,9 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 CUresult cuMemCreate(CUmemGenericAllocationHandle *, size_t,
 		     const CUmemAllocationProp *, unsigned long long);
 CUresult cuMemRelease(CUmemGenericAllocationHandle);
+CUresult cuLaunchKernel(CUfunction, unsigned int, unsigned int, unsigned int,
+			unsigned int, unsigned int, unsigned int, unsigned int,
+			CUstream, void **, void **);
 
 static struct {
 	CUresult (*alloc)(CUdeviceptr *, size_t);
@@ -344,6 +351,18 @@ static void nvml(void)
 	       m2.reserved);
 }
 
+/* The double's kernel: its handle is its duration in microseconds. */
+static void *launcher(void *arg)
+{
+	CUresult r;
+
+	cuCtxSetCurrent(ctx);
+	r = cuLaunchKernel((CUfunction)arg, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+	printf("op=launch r=%d\n", r);
+	fflush(stdout);
+	return NULL;
+}
+
 static void wait_file(const char *path)
 {
 	for (int i = 0; i < 6000 && access(path, F_OK); i++)
@@ -355,6 +374,8 @@ int main(int argc, char **argv)
 	const char *route = "symbol";
 	bool ptsz = false;
 	CUmemPoolProps props = { 0 };
+	pthread_t launchers[16];
+	int nr_launchers = 0;
 	CUresult r;
 	int i = 1;
 
@@ -477,6 +498,14 @@ int main(int argc, char **argv)
 			       tot, bytes_held());
 		} else if (!strcmp(op, "nvml")) {
 			nvml();
+		} else if (!strcmp(op, "launch") && arg && nr_launchers < 16) {
+			uintptr_t us = parse_size(argv[++i]);
+
+			if (pthread_create(&launchers[nr_launchers], NULL, launcher,
+					   (void *)us))
+				die("pthread_create", -1);
+			nr_launchers++;
+			continue;	/* it says when it is done */
 		} else if (!strcmp(op, "trim")) {
 			r = cuMemPoolTrimTo(own_pool, 0);
 			if (!r)
@@ -507,5 +536,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gs-mem-client: bad operation \"%s\"\n", argv[i]);
 		return 2;
 	}
+	while (nr_launchers)
+		pthread_join(launchers[--nr_launchers], NULL);
 	return 0;
 }
