@@ -30,7 +30,9 @@
  *  - device memory of $GS_DOUBLE_MEM bytes per GPU (K, M, G suffixes;
  *    default 16G), shared by all processes through the shared file, with
  *    allocations failing with CUDA_ERROR_OUT_OF_MEMORY at the total; see
- *    "Device memory" below.
+ *    "Device memory" below. Each context takes $GS_DOUBLE_CTX_MEM bytes of
+ *    it (default 0) while it lives, as a driver's context does, through
+ *    no allocation entry point (so libgpusched cannot count it).
  *
  * Unlike a real driver, a forked child may keep using its parent's
  * contexts (with its own workers and empty queues), so that the library's
@@ -113,6 +115,7 @@ static struct {
 	uint64_t mine[GSD_MAX_GPUS];
 	uint64_t max_queue;		/* work items a context may have queued */
 	uint64_t mem_total;		/* device memory of each GPU, bytes */
+	uint64_t ctx_mem;		/* what each context takes of it */
 	/* CUDA_MPS_CLIENT_PRIORITY as the first cuInit found it: the real
 	 * driver reads it when it connects to the MPS server.
 	 */
@@ -403,6 +406,7 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.max_queue = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 256;
 
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
+	D.ctx_mem = gsd_mem_size(getenv("GS_DOUBLE_CTX_MEM"), 0);
 
 	s = getenv("GS_DOUBLE_SHM");
 	if (s && *s) {
@@ -481,12 +485,20 @@ EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 /* ------------------------------------------------------------------ */
 /* Contexts */
 
+static CUresult phys_take(int phys, size_t n);
+static void phys_give(int phys, size_t n);
+
+/* A context, with its own device memory ($GS_DOUBLE_CTX_MEM); NULL: none. */
 static CUcontext ctx_new(CUdevice dev, bool primary)
 {
 	CUcontext c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
+	if (D.ctx_mem && phys_take(D.visible[dev], D.ctx_mem)) {
+		free(c);
+		return NULL;
+	}
 	c->phys = D.visible[dev];
 	c->ordinal = dev;
 	c->primary = primary;
@@ -533,6 +545,8 @@ EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
 	 */
 	ctx_drain(c);
 	c->dead = true;
+	if (D.ctx_mem)
+		phys_give(c->phys, D.ctx_mem);
 	for (int i = 0; i < depth; i++)
 		if (stack[i] == c)
 			stack[i] = NULL;

@@ -6,7 +6,9 @@
  * are the double's physical ones ($GS_DOUBLE_GPUS; NVML ignores
  * CUDA_VISIBLE_DEVICES), their memory $GS_DOUBLE_MEM, what is in use the
  * live processes' use in $GS_DOUBLE_SHM (none if the file is not there).
- * The v2 query reports no memory reserved by the driver.
+ * The v2 query reports no memory reserved by the driver. The compute
+ * processes of a GPU are the live processes that hold a slot of its
+ * memory, each with what it holds (its contexts' memory included).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,6 +41,13 @@ typedef struct {
 	unsigned int version;
 	unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
+
+/* nvmlProcessInfo_v2_t, which the _v2 and _v3 queries fill. */
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
 
 static struct nvml_dev devs[GSD_MAX_GPUS];
 static int nr_devs;
@@ -101,12 +110,31 @@ EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *out, unsigned int le
 	return NVML_SUCCESS;
 }
 
-static nvmlReturn_t mem(nvmlDevice_t d, unsigned long long *total,
-			unsigned long long *used)
+/* The shared file of the double's GPUs, mapped read-only; NULL: none. */
+static struct gsd_shm *shm_map(void)
 {
 	const char *path = getenv("GS_DOUBLE_SHM");
 	struct gsd_shm *shm;
 	int fd;
+
+	fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return NULL;
+	shm = mmap(NULL, sizeof(*shm), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (shm == MAP_FAILED)
+		return NULL;
+	if (__atomic_load_n(&shm->magic, __ATOMIC_ACQUIRE) != GSD_MAGIC) {
+		munmap(shm, sizeof(*shm));
+		return NULL;
+	}
+	return shm;
+}
+
+static nvmlReturn_t mem(nvmlDevice_t d, unsigned long long *total,
+			unsigned long long *used)
+{
+	struct gsd_shm *shm;
 
 	if (!nr_devs)
 		return NVML_ERROR_UNINITIALIZED;
@@ -114,15 +142,10 @@ static nvmlReturn_t mem(nvmlDevice_t d, unsigned long long *total,
 		return NVML_ERROR_INVALID_ARGUMENT;
 	*total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 	*used = 0;
-	fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
+	shm = shm_map();
+	if (!shm)
 		return NVML_SUCCESS;
-	shm = mmap(NULL, sizeof(*shm), PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (shm == MAP_FAILED)
-		return NVML_SUCCESS;
-	if (__atomic_load_n(&shm->magic, __ATOMIC_ACQUIRE) == GSD_MAGIC)
-		*used = gsd_mem_used(&shm->gpu[d->index]);
+	*used = gsd_mem_used(&shm->gpu[d->index]);
 	munmap(shm, sizeof(*shm));
 	if (*used > *total)
 		*used = *total;
@@ -157,4 +180,55 @@ EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *
 		m->used = used;
 	}
 	return r;
+}
+
+/* The live processes with memory on @d, as NVML lists compute processes. */
+static nvmlReturn_t procs(nvmlDevice_t d, unsigned int *count,
+			  nvmlProcessInfo_t *out)
+{
+	nvmlProcessInfo_t found[GSD_MEM_SLOTS];
+	unsigned int n = 0, i;
+	struct gsd_shm *shm;
+
+	if (!nr_devs)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!d || !count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	shm = shm_map();
+	for (i = 0; shm && i < GSD_MEM_SLOTS; i++) {
+		const struct gsd_mem_slot *sl = &shm->gpu[d->index].mem[i];
+		int32_t pid = __atomic_load_n(&sl->pid, __ATOMIC_RELAXED);
+
+		if (!pid || (kill(pid, 0) && errno != EPERM))
+			continue;
+		found[n++] = (nvmlProcessInfo_t){
+			.pid = (unsigned int)pid,
+			.usedGpuMemory = __atomic_load_n(&sl->bytes, __ATOMIC_RELAXED),
+			.gpuInstanceId = 0xffffffff, .computeInstanceId = 0xffffffff,
+		};
+	}
+	if (shm)
+		munmap(shm, sizeof(*shm));
+	if (*count < n || (n && !out)) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*count = n;
+	for (i = 0; i < n; i++)
+		out[i] = found[i];
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d,
+							    unsigned int *count,
+							    nvmlProcessInfo_t *out)
+{
+	return procs(d, count, out);
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d,
+							    unsigned int *count,
+							    nvmlProcessInfo_t *out)
+{
+	return procs(d, count, out);
 }
