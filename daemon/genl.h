@@ -46,6 +46,12 @@ struct gs_client_rec {
 	/* Device memory in bytes; has_mem: the service reports it. */
 	uint64_t mem_total, mem_reserved, mem_limit, mem_refused;
 	bool has_mem;
+	/*
+	 * What the process uses on the GPU beyond its reservations, from
+	 * NVML (nvml.h); has_mem_ctx: NVML said. No service reports it.
+	 */
+	uint64_t mem_ctx;
+	bool has_mem_ctx;
 };
 
 struct gs_nl;

@@ -16,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlog.h"
 #include "knobs.h"
 #include "metrics.h"
+#include "nvml.h"
 
 #define MAX_CONNS	(GS_METRICS_MAX_FDS - 1)
 #define REQ_MAX		8192
@@ -592,6 +594,20 @@ static void format_clients(FILE *f, const struct gs_metrics_data *d)
 			put_val(f, &d->clients[i], &client_mem_cols[c]);
 		}
 	}
+	/* Only where NVML told (nvml.h): no NVML, no metric. */
+	for (i = 0; i < d->nr_clients && !d->clients[i].has_mem_ctx; i++)
+		;
+	if (i == d->nr_clients)
+		return;
+	head(f, "gpusched_client_mem_context_bytes", "gauge",
+	     "Device memory the client's process uses on the GPU beyond what it reserved through gpusched (NVML): its CUDA context, and what reached the driver around the library.");
+	for (i = 0; i < d->nr_clients; i++) {
+		if (!d->clients[i].has_mem_ctx)
+			continue;
+		fputs("gpusched_client_mem_context_bytes", f);
+		client_labels(f, &d->clients[i]);
+		fprintf(f, " %llu\n", (unsigned long long)d->clients[i].mem_ctx);
+	}
 }
 
 static void format_daemon(FILE *f, const struct gs_daemon_stats *st)
@@ -658,13 +674,21 @@ static int cmp_client_id(const void *a, const void *b)
 
 int gs_metrics_page_render(void *arg, FILE *f)
 {
+	static bool said;
 	const struct gs_metrics_page *page = arg;
 	struct gs_metrics_data d = { .st = page->st };
 	struct gs_client_rec *cl = NULL;
 	struct gs_gpu_rec *gpus = NULL;
+	const char *why;
 	int err;
 
 	err = page->records(page->arg, &gpus, &d.nr_gpus, &cl, &d.nr_clients);
+	if (!err && gs_nvml_ctx_mem(gpus, d.nr_gpus, cl, d.nr_clients, &why) &&
+	    !said) {
+		gs_log(LOG_DEBUG, "no NVML (%s): the metrics show no context memory",
+		       why);
+		said = true;
+	}
 	if (!err) {
 		if (d.nr_clients)
 			qsort(cl, d.nr_clients, sizeof(*cl), cmp_client_id);

@@ -12,20 +12,20 @@ GSD_NL_LIBS := $(or $(shell pkg-config --libs $(GSD_NL_PKG) 2>/dev/null),-lnl-ge
 
 # The netlink mode's objects, linked into gpuschedd next to the arbiter.
 GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o procfs.o \
-	policyfile.o policyload.o knobs.o dlog.o)
+	policyfile.o policyload.o knobs.o dlog.o nvml.o)
 # gpuschedctl: daemon/ctl/, one file per command, and what it shares with
 # the daemon.
 GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/ctl/,main.o conn.o util.o rows.o status.o \
 	clients.o top.o set.o watch.o arbctl.o) \
-	$(addprefix $(GSD_DIR)/,genl.o knobs.o procfs.o rules.o)
+	$(addprefix $(GSD_DIR)/,genl.o knobs.o procfs.o rules.o nvml.o)
 
 $(GSD_DIR)/genl.o: GSD_CFLAGS += $(GSD_NL_CFLAGS)
 
 $(GSD_DIR)/gpuschedd: $(GSD_NL_OBJS)
-GSD_LDLIBS += $(GSD_NL_LIBS)
+GSD_LDLIBS += $(GSD_NL_LIBS) -ldl
 
 $(GSD_DIR)/gpuschedctl: $(GSD_CTL_OBJS)
-	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_NL_LIBS) -lm
+	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_NL_LIBS) -lm -ldl
 
 USER_TARGETS += $(GSD_DIR)/gpuschedctl
 
@@ -41,12 +41,14 @@ $(GSD_UNIT_PF): $(GSD_UNIT_PF_SRCS) tests/unit/tap.h daemon/policyfile.h \
 	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_PF_SRCS)
 
 GSD_UNIT_METRICS := $(B)/tests/unit/test_metrics
-GSD_UNIT_METRICS_SRCS := tests/unit/test_metrics.c daemon/metrics.c daemon/knobs.c
+GSD_UNIT_METRICS_SRCS := tests/unit/test_metrics.c daemon/metrics.c daemon/knobs.c \
+	daemon/nvml.c daemon/dlog.c
 
 $(GSD_UNIT_METRICS): $(GSD_UNIT_METRICS_SRCS) tests/unit/tap.h daemon/metrics.h \
-		daemon/genl.h daemon/knobs.h daemon/policyfile.h kmod/uapi/linux/gpusched.h
+		daemon/genl.h daemon/knobs.h daemon/policyfile.h daemon/nvml.h \
+		daemon/dlog.h kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
-	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_METRICS_SRCS)
+	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_METRICS_SRCS) -ldl
 
 USER_TARGETS += $(GSD_UNIT_PF) $(GSD_UNIT_METRICS)
 

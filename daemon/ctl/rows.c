@@ -10,6 +10,7 @@
 
 #include "gpuschedctl.h"
 #include "knobs.h"
+#include "nvml.h"
 #include "rules.h"
 
 static int cmp_id(const void *a, const void *b)
@@ -133,11 +134,16 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 void print_rows(const struct row *rows, size_t n, size_t max_rows)
 {
 	char user[32], b1[16], cap[16], used[GS_MEM_TEXT_LEN], lim[GS_MEM_TEXT_LEN];
+	bool ctx = false;
 	size_t i;
 
-	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %8s %8s %17s\n",
+	/* The context memory column only where NVML told (nvml.h). */
+	for (i = 0; i < n && i < max_rows; i++)
+		ctx |= rows[i].c.has_mem_ctx;
+	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %8s %8s %17s%s\n",
 	       "GPU", "PID", "ID", "USER", "COMM", "CLASS", "WEIGHT", "CAP",
-	       "STATE", "SHARE", "BUSY", "WAITMAX", "OVERRUNS", "MEM USED/LIMIT");
+	       "STATE", "SHARE", "BUSY", "WAITMAX", "OVERRUNS", "MEM USED/LIMIT",
+	       ctx ? "  MEM CTX" : "");
 	for (i = 0; i < n && i < max_rows; i++) {
 		const struct gs_client_rec *c = &rows[i].c;
 
@@ -164,11 +170,35 @@ void print_rows(const struct row *rows, size_t n, size_t max_rows)
 			snprintf(used, sizeof(used), "-");
 			snprintf(lim, sizeof(lim), "-");
 		}
-		printf("%8s %8llu %8s/%-8s\n", dur(c->wait_ns_max, b1, sizeof(b1)),
+		printf("%8s %8llu %8s/%-8s", dur(c->wait_ns_max, b1, sizeof(b1)),
 		       (unsigned long long)c->overruns, used, lim);
+		if (ctx && c->has_mem_ctx)
+			printf(" %8s", mem_text(c->mem_ctx, used));
+		else if (ctx)
+			printf(" %8s", "-");
+		putchar('\n');
 	}
 	if (i < n)
 		printf("... %zu more\n", n - i);
+}
+
+/*
+ * Each client's context memory, where NVML is there: what its process uses
+ * on the GPU less what it reserved (nvml.h). Without NVML, or without the
+ * GPUs' UUIDs, the column is left out.
+ */
+static void sample_ctx_mem(struct conn *nl, struct gs_client_rec *cl, size_t n)
+{
+	struct gs_gpu_rec *gpus = NULL;
+	const char *why;
+	size_t i, ng;
+
+	for (i = 0; i < n && !cl[i].has_mem; i++)
+		;
+	if (i == n || !gs_nvml_open(&why) || get_gpus(nl, &gpus, &ng))
+		return;
+	gs_nvml_ctx_mem(gpus, ng, cl, n, &why);
+	free(gpus);
 }
 
 int sample(struct conn *nl, int64_t gpu, struct gs_client_rec **cl,
@@ -179,6 +209,7 @@ int sample(struct conn *nl, int64_t gpu, struct gs_client_rec **cl,
 	*t = now_ns();
 	if (err)
 		return request_failed(nl, err, "listing clients", "");
+	sample_ctx_mem(nl, *cl, *n);
 	qsort(*cl, *n, sizeof(**cl), cmp_id);
 	return 0;
 }

@@ -96,6 +96,10 @@ void print_mem_json(const struct gs_client_rec *c)
 		       (unsigned long long)c->mem_refused);
 	else
 		printf(",\"mem_total\":null,\"mem_reserved\":null,\"mem_limit\":null,\"mem_refused\":null");
+	if (c->has_mem_ctx)
+		printf(",\"mem_context\":%llu", (unsigned long long)c->mem_ctx);
+	else
+		printf(",\"mem_context\":null");
 }
 
 uint64_t now_ns(void)

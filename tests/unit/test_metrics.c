@@ -45,7 +45,7 @@ static const struct gs_client_rec clients[] = {
 	  .wait_ns_total = 2000000, .wait_ns_max = 1500000, .overruns = 1 },
 };
 
-static char *format(void)
+static char *format_clients(const struct gs_client_rec *cl)
 {
 	static const uint64_t hits[2] = { 3, 0 };
 	static struct gs_rule rules[2] = { { .name = "web" }, { .name = "all\"x" } };
@@ -55,7 +55,7 @@ static char *format(void)
 		.reloads_failed = 2, .last_reload_ok = false, .family = true,
 		.pol = &pol, .rule_hits = hits,
 	};
-	struct gs_metrics_data d = { gpus, 1, clients, 2, &st };
+	struct gs_metrics_data d = { gpus, 1, cl, 2, &st };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -65,6 +65,32 @@ static char *format(void)
 	gs_metrics_format(f, &d);
 	fclose(f);
 	return buf;
+}
+
+static char *format(void)
+{
+	return format_clients(clients);
+}
+
+/* Context memory: only for clients NVML told of, and no metric without. */
+static void test_context(void)
+{
+	struct gs_client_rec cl[2];
+	char *page;
+
+	memcpy(cl, clients, sizeof(cl));
+	cl[0].has_mem_ctx = true;
+	cl[0].mem_ctx = 512ULL << 20;
+	page = format_clients(cl);
+	if (!CHECK(page, "format"))
+		return;
+	CHECK(strstr(page, "# TYPE gpusched_client_mem_context_bytes gauge\n"),
+	      "context memory: its type");
+	CHECK(strstr(page, "gpusched_client_mem_context_bytes{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 536870912\n"),
+	      "context memory of the client NVML listed");
+	CHECK(!strstr(page, "gpusched_client_mem_context_bytes{gpu=\"0\",id=\"6\""),
+	      "no context memory for a client NVML did not list");
+	free(page);
 }
 
 static void test_format(void)
@@ -105,6 +131,7 @@ static void test_format(void)
 
 	if (!CHECK(page, "format"))
 		return;
+	CHECK(!strstr(page, "mem_context"), "no context memory without NVML");
 	/* A client whose service reports no memory has no memory lines. */
 	CHECK(!strstr(page, "gpusched_client_mem_limit_bytes{gpu=\"0\",id=\"6\""),
 	      "memory of a client without it");
@@ -242,6 +269,7 @@ static void test_addresses(void)
 
 static const struct tap_test tests[] = {
 	{ "the Prometheus text format of GPUs, clients and the daemon", test_format },
+	{ "context memory from NVML, only where NVML told", test_context },
 	{ "HTTP: GET, HEAD, 404, 405, 400, 503", test_server },
 	{ "only loopback addresses, with reasons", test_addresses },
 };
