@@ -660,4 +660,8 @@ void gs_policy_gpu_params(const struct gs_policy *pol,
 		p->latency_queue_ns = ks.val[GS_KNOB_LATENCY_QUEUE] * 1000ull;
 	if (ks.mask & (1U << GS_KNOB_HANDOVER))
 		p->handover_ns = ks.val[GS_KNOB_HANDOVER] * 1000ull;
+	if (ks.mask & (1U << GS_KNOB_MEM_DEFAULT_PCT))
+		p->mem_default_pct = ks.val[GS_KNOB_MEM_DEFAULT_PCT];
+	if (ks.mask & (1U << GS_KNOB_MEM_RESERVE))
+		p->mem_reserve = (uint64_t)ks.val[GS_KNOB_MEM_RESERVE] << 20;
 }
