@@ -194,7 +194,7 @@ int client_admin_set(struct arb_client *c, const struct gpusched_params *p)
 }
 
 /* The first matching rule's weight, class and cap, as an admin's set. */
-void client_apply_policy(struct arb_client *c)
+static void client_apply_rule(struct arb_client *c)
 {
 	struct gpusched_params p = { 0 };
 	const char *rule = NULL;
@@ -221,6 +221,55 @@ void client_apply_policy(struct arb_client *c)
 	A.st.applied++;
 	gs_log(LOG_DEBUG, "gpu%u: pid %d: rule %s applied", c->dev->index,
 	       (int)c->cred.pid, rule);
+}
+
+/*
+ * mem_admission (gpusched.conf(5)): would @c's limit push the sum of the
+ * limits on its GPU past the GPU's memory less the reserve? The memory is
+ * what @c reported; clients that reported none take no part. Decided once,
+ * when @c first gets its policy; a reload applies the decision again after
+ * the rules, so that no rule undoes it.
+ */
+static void client_admit(struct arb_client *c)
+{
+	struct gs_pol_dev *pd = &c->dev->pol;
+	uint64_t total = c->pol.mem.total, others = 0, limit;
+	struct gpusched_params p = { 0 };
+	enum gs_mem_admit mode;
+	char text[160];
+
+	if (c->admit == GS_ADMIT_UNSET) {
+		c->admit = GS_ADMIT_OFF;
+		mode = A.pol ? gs_policy_gpu_admit(A.pol, c->dev->uuid) : GS_ADMIT_OFF;
+		if (mode == GS_ADMIT_OFF || !total)
+			return;
+		for (struct arb_client *o = c->dev->first; o; o = o->dnext)
+			if (o != c && o->pol.mem.total)
+				others = gs_mem_admit_add(others, total, pd->p.mem_reserve,
+							  gs_mem_limit(pd, &o->pol));
+		limit = gs_mem_limit(pd, &c->pol);
+		if (!gs_mem_admit_over(total, pd->p.mem_reserve, others, limit))
+			return;
+		c->admit = mode;
+		A.st.admit_refused += mode == GS_ADMIT_REFUSE;
+		A.st.admit_batch += mode == GS_ADMIT_BATCH;
+		gs_mem_admit_text(text, sizeof(text), mode, total,
+				  pd->p.mem_reserve, others, limit);
+		gs_log(LOG_WARNING, "gpu%u: pid %d: %s", c->dev->index,
+		       (int)c->cred.pid, text);
+	}
+	gs_mem_admit_params(c->admit, &p);
+	if (p.mask && client_set(c, &p, true))
+		gs_log(LOG_ERR, "gpu%u: pid %d: mem_admission not applied",
+		       c->dev->index, (int)c->cred.pid);
+}
+
+void client_apply_policy(struct arb_client *c)
+{
+	if (!c->dev)
+		return;
+	client_apply_rule(c);
+	client_admit(c);
 }
 
 /*

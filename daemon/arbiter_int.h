@@ -22,6 +22,7 @@
 #include "dlog.h"
 #include "metrics.h"
 #include "policy.h"
+#include "policyfile.h"
 
 struct arb_client;
 
@@ -70,6 +71,8 @@ struct arb_client {
 	bool has_cookie;
 	struct arb_client *chan;
 	struct arb_client *owner;
+	/* mem_admission's decision, made at its first policy (UNSET: not yet) */
+	enum gs_mem_admit admit;
 	/* Control connections (gpuschedctl) */
 	bool ctl;
 	bool subscribed;		/* receives events */
@@ -122,7 +125,10 @@ void watch_update(struct arb_client *c);
 void client_close(struct arb_client *c, const char *why);
 /* Free the clients closed during this batch of events. */
 void free_zombies(void);
-/* The policy file's knobs for @d, its first matching rule for @c. */
+/*
+ * The policy file's knobs for @d; for @c its first matching rule, then
+ * mem_admission's decision (made at the first call, kept after).
+ */
 void dev_apply_policy(struct arb_dev *d);
 void client_apply_policy(struct arb_client *c);
 /* An administrator's change to @c (a rule, gpuschedctl). */

@@ -626,6 +626,12 @@ static void format_daemon(FILE *f, const struct gs_daemon_stats *st)
 	     "Times the event socket overflowed (each followed by a full resync).");
 	fprintf(f, "gpuschedd_events_lost_total %llu\n",
 		(unsigned long long)st->lost);
+	head(f, "gpuschedd_mem_admission_total", "counter",
+	     "Clients whose memory limit would have passed their GPU's memory less the reserve, by what mem_admission did.");
+	fprintf(f, "gpuschedd_mem_admission_total{action=\"refuse\"} %llu\n",
+		(unsigned long long)st->admit_refused);
+	fprintf(f, "gpuschedd_mem_admission_total{action=\"batch\"} %llu\n",
+		(unsigned long long)st->admit_batch);
 	head(f, "gpuschedd_clients_applied_total", "counter",
 	     "Clients given the parameters of a rule.");
 	fprintf(f, "gpuschedd_clients_applied_total %llu\n",

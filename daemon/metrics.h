@@ -24,6 +24,7 @@ struct gs_daemon_stats {
 	uint64_t apply_errors;
 	uint64_t events[3];		/* attach, detach, overrun */
 	uint64_t lost;			/* event overflows (each a resync) */
+	uint64_t admit_refused, admit_batch;	/* by mem_admission */
 	uint64_t reloads_ok, reloads_failed;
 	bool last_reload_ok;
 	double last_reload_ok_time;	/* Unix time */

@@ -31,6 +31,7 @@
 #include "genl.h"
 #include "metrics.h"
 #include "nlmode.h"
+#include "policy.h"
 #include "policyfile.h"
 #include "policyload.h"
 #include "rules.h"
@@ -40,6 +41,7 @@ struct client_ent {
 	uint32_t gpu;
 	uint32_t applied;	/* GPUSCHED_PARAM_* the daemon set */
 	uint64_t gen;		/* policy generation it was handled in */
+	enum gs_mem_admit admit;	/* mem_admission's; UNSET: not judged */
 };
 
 struct gpu_ent {
@@ -335,6 +337,71 @@ static void client_target(const struct gs_client_rec *c,
 	}
 }
 
+/*
+ * mem_admission (gpusched.conf(5)) for client @c, seen for the first time,
+ * which is to get @want: would its limit then push the sum of the limits
+ * of the clients that attached to its GPU before it past the GPU's memory
+ * less the reserve? The memory is what @c reported; clients that reported
+ * none take no part. Its limit is worked out as the module will
+ * (kmod/mem.c), the others' are the module's. GS_ADMIT_OFF: admitted.
+ */
+static enum gs_mem_admit client_admit(const struct gs_client_rec *c,
+				      const struct gpusched_params *want)
+{
+	struct gs_pol_client pc = { .mem = { .total = c->mem_total } };
+	struct gs_client_rec *cl = NULL;
+	struct gs_pol_dev pd = { 0 };
+	uint64_t others = 0, limit;
+	enum gs_mem_admit mode;
+	struct gs_gpu_rec g;
+	char text[160];
+	size_t n, i;
+	int err;
+
+	if (!D.nl || !D.pol || !gs_policy_admits(D.pol) || !c->has_mem ||
+	    !c->mem_total)
+		return GS_ADMIT_OFF;
+	err = gs_nl_get_gpu(D.nl, c->gpu, &g);
+	if (!err) {
+		mode = gs_policy_gpu_admit(D.pol, g.uuid);
+		if (mode == GS_ADMIT_OFF)
+			return mode;
+		err = gs_nl_get_clients(D.nl, c->gpu, &cl, &n);
+	}
+	if (err) {
+		gs_log(LOG_ERR, "gpu%u: client %llu: mem_admission not judged: %s",
+		       c->gpu, (unsigned long long)c->id, errtext(err));
+		return GS_ADMIT_OFF;
+	}
+	if (g.knobs.mask & (1U << GS_KNOB_MEM_DEFAULT_PCT))
+		pd.p.mem_default_pct = g.knobs.val[GS_KNOB_MEM_DEFAULT_PCT];
+	if (g.knobs.mask & (1U << GS_KNOB_MEM_RESERVE))
+		pd.p.mem_reserve = (uint64_t)g.knobs.val[GS_KNOB_MEM_RESERVE] << 20;
+	/* Its own limit: the rule's, else what it has (none if the default). */
+	if (want->mask & GPUSCHED_PARAM_MEM_LIMIT)
+		pc.mem.limit = want->mem_limit;
+	else if (c->mem_limit != gs_mem_limit(&pd, &pc))
+		pc.mem.limit = c->mem_limit;
+	if (pc.mem.limit & GS_MEM_PCT_FLAG)
+		gs_mem_limit_pct(&pc, (uint32_t)(pc.mem.limit & ~GS_MEM_PCT_FLAG),
+				 &pc.mem.limit);
+	limit = gs_mem_limit(&pd, &pc);
+	for (i = 0; i < n; i++)
+		if (cl[i].id < c->id && cl[i].has_mem && cl[i].mem_total)
+			others = gs_mem_admit_add(others, c->mem_total,
+						  pd.p.mem_reserve, cl[i].mem_limit);
+	free(cl);
+	if (!gs_mem_admit_over(c->mem_total, pd.p.mem_reserve, others, limit))
+		return GS_ADMIT_OFF;
+	D.st.admit_refused += mode == GS_ADMIT_REFUSE;
+	D.st.admit_batch += mode == GS_ADMIT_BATCH;
+	gs_mem_admit_text(text, sizeof(text), mode, c->mem_total,
+			  pd.p.mem_reserve, others, limit);
+	gs_log(LOG_WARNING, "gpu%u: client %llu pid %u (%s): %s", c->gpu,
+	       (unsigned long long)c->id, c->pid, c->comm, text);
+	return mode;
+}
+
 /* Apply the policy in force to client @c, once per generation. */
 static void client_apply(const struct gs_client_rec *c)
 {
@@ -377,6 +444,13 @@ static void client_apply(const struct gs_client_rec *c)
 			       r->name);
 		}
 	}
+	/*
+	 * mem_admission's decision, made when the client is first seen,
+	 * goes with the rule's fields, now and at every reload.
+	 */
+	if (e->admit == GS_ADMIT_UNSET)
+		e->admit = client_admit(c, &want);
+	gs_mem_admit_params(e->admit, &want);
 	/*
 	 * The module's marks say what a policy set, ours or a predecessor's;
 	 * an older module has none, and then only what we set ourselves is

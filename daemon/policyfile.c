@@ -10,6 +10,7 @@
  *	[rule NAME]		rules, tried in order: the first match wins
  *	user = alice, 1001	match keys: user group exe cgroup label
  *	weight = 300		actions: weight class cap mem_limit
+ *	mem_admission = refuse	(in [gpu] sections) gpuschedd's, not a knob
  *
  * The first error stops the parse and is reported as "FILE:LINE: reason",
  * so that a person can go straight to the line.
@@ -47,6 +48,8 @@ struct parser {
 	unsigned int sec_line;
 	unsigned int gpu_all_line;
 	struct gs_knob_set *knobs;	/* of the [gpu] section being read */
+	enum gs_mem_admit *admit;	/* its mem_admission */
+	unsigned int admit_line;	/* where the section set it */
 	/* Line of each key in the section being read, for duplicates. */
 	unsigned int key_line[(int)NR_RULE_KEYS > (int)GS_NR_KNOBS ?
 			      (int)NR_RULE_KEYS : (int)GS_NR_KNOBS];
@@ -264,6 +267,7 @@ static int end_section(struct parser *ps)
 	}
 	ps->sec = SEC_NONE;
 	memset(ps->key_line, 0, sizeof(ps->key_line));
+	ps->admit_line = 0;
 	return err;
 }
 
@@ -301,6 +305,7 @@ static int begin_section(struct parser *ps, char *hdr)
 		ps->gpu_all_line = ps->line;
 		ps->sec = SEC_GPU_ALL;
 		ps->knobs = &pol->gpu_all;
+		ps->admit = &pol->gpu_all_admit;
 		return 0;
 	}
 	if (!strcmp(kind, "gpu")) {
@@ -324,6 +329,7 @@ static int begin_section(struct parser *ps, char *hdr)
 		g->line = ps->line;
 		ps->sec = SEC_GPU_ONE;
 		ps->knobs = &g->knobs;
+		ps->admit = &g->admit;
 		return 0;
 	}
 	if (!strcmp(kind, "rule")) {
@@ -365,11 +371,43 @@ static int dup_key(struct parser *ps, int slot, const char *key)
 	return 0;
 }
 
+static const char *const admit_names[] = {
+	[GS_ADMIT_UNSET] = "unset",
+	[GS_ADMIT_OFF] = "off",
+	[GS_ADMIT_REFUSE] = "refuse",
+	[GS_ADMIT_BATCH] = "batch",
+};
+
+const char *gs_mem_admit_name(enum gs_mem_admit a)
+{
+	return a <= GS_ADMIT_BATCH ? admit_names[a] : "?";
+}
+
+/* mem_admission = off|refuse|batch: gpuschedd's, beside the knobs. */
+static int admit_key(struct parser *ps, const char *value)
+{
+	enum gs_mem_admit a;
+
+	if (ps->admit_line)
+		return fail(ps, "mem_admission given twice in this section (first at line %u)",
+			    ps->admit_line);
+	for (a = GS_ADMIT_OFF; a <= GS_ADMIT_BATCH; a++) {
+		if (!strcmp(value, admit_names[a])) {
+			*ps->admit = a;
+			ps->admit_line = ps->line;
+			return 0;
+		}
+	}
+	return fail(ps, "mem_admission \"%s\": expected off, refuse or batch", value);
+}
+
 static int gpu_key(struct parser *ps, const char *key, const char *value)
 {
 	char msg[256];
 	int k = gs_knob_find(key);
 
+	if (!strcmp(key, "mem_admission"))
+		return admit_key(ps, value);
 	if (k >= 0 && dup_key(ps, k, key))
 		return -1;
 	if (gs_knob_parse(key, value, ps->knobs, msg, sizeof(msg)))
@@ -635,6 +673,84 @@ void gs_policy_gpu_knobs(const struct gs_policy *pol,
 			}
 		}
 	}
+}
+
+enum gs_mem_admit gs_policy_gpu_admit(const struct gs_policy *pol,
+				      const uint8_t uuid[GPUSCHED_UUID_LEN])
+{
+	enum gs_mem_admit a = pol->gpu_all_admit;
+
+	for (size_t i = 0; i < pol->nr_gpus; i++)
+		if (!memcmp(pol->gpus[i].uuid, uuid, GPUSCHED_UUID_LEN) &&
+		    pol->gpus[i].admit != GS_ADMIT_UNSET)
+			a = pol->gpus[i].admit;
+	return a == GS_ADMIT_UNSET ? GS_ADMIT_OFF : a;
+}
+
+uint64_t gs_mem_admit_counted(uint64_t total, uint64_t reserve,
+			      uint64_t limit)
+{
+	if (limit)
+		return limit;
+	return total > reserve ? total - reserve : 1;
+}
+
+bool gs_mem_admit_over(uint64_t total, uint64_t reserve, uint64_t others,
+		       uint64_t limit)
+{
+	uint64_t room, mine;
+
+	if (!total)
+		return false;
+	room = total > reserve ? total - reserve : 0;
+	mine = gs_mem_admit_counted(total, reserve, limit);
+	return others > room || mine > room - others;
+}
+
+uint64_t gs_mem_admit_add(uint64_t sum, uint64_t total, uint64_t reserve,
+			  uint64_t limit)
+{
+	uint64_t v = gs_mem_admit_counted(total, reserve, limit);
+
+	return sum + v < sum ? UINT64_MAX : sum + v;
+}
+
+void gs_mem_admit_params(enum gs_mem_admit a, struct gpusched_params *p)
+{
+	if (a == GS_ADMIT_REFUSE) {
+		p->mask |= GPUSCHED_PARAM_MEM_LIMIT;
+		p->mem_limit = 1;
+	} else if (a == GS_ADMIT_BATCH) {
+		p->mask |= GPUSCHED_PARAM_CLASS;
+		p->sched_class = GPUSCHED_CLASS_BATCH;
+	}
+}
+
+bool gs_policy_admits(const struct gs_policy *pol)
+{
+	if (pol->gpu_all_admit > GS_ADMIT_OFF)
+		return true;
+	for (size_t i = 0; i < pol->nr_gpus; i++)
+		if (pol->gpus[i].admit > GS_ADMIT_OFF)
+			return true;
+	return false;
+}
+
+void gs_mem_admit_text(char *buf, size_t size, enum gs_mem_admit a,
+		       uint64_t total, uint64_t reserve, uint64_t others,
+		       uint64_t limit)
+{
+	char l[GS_MEM_TEXT_LEN], o[GS_MEM_TEXT_LEN], m[GS_MEM_TEXT_LEN];
+
+	gs_mem_format(gs_mem_admit_counted(total, reserve, limit), l);
+	gs_mem_format(others, o);
+	if (!others)	/* not "none" */
+		snprintf(o, sizeof(o), "0");
+	gs_mem_format(total > reserve ? total - reserve : 1, m);
+	snprintf(buf, size, "a limit of %s beside %s of others' would pass the %s the GPU has less its reserve: %s",
+		 l, o, m, a == GS_ADMIT_REFUSE ?
+		 "refused (a limit of 1 byte: every allocation fails)" :
+		 "made batch class");
 }
 
 void gs_policy_gpu_params(const struct gs_policy *pol,

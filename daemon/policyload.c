@@ -50,6 +50,6 @@ int gs_policy_reload(const struct gs_policy_source *src, bool reload,
 	else
 		gs_log(LOG_NOTICE, "%s %s: %zu rules, %zu GPU sections%s",
 		       reload ? "reloaded" : "loaded", src->path, p->nr_rules,
-		       p->nr_gpus, p->gpu_all.mask ? " and [gpu]" : "");
+		       p->nr_gpus, p->gpu_all.mask || p->gpu_all_admit ? " and [gpu]" : "");
 	return 0;
 }

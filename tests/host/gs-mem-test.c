@@ -12,6 +12,7 @@
  *
  * Usage: gs-mem-test SOCKET          the tests
  *        gs-mem-test SOCKET limit    attach reporting 8 GiB, print the limit
+ *        gs-mem-test SOCKET info     the same, then "class C" on that line
  *        gs-mem-test SOCKET hold N   attach, reserve N bytes, print "held",
  *                                    and stay until stdin ends
  *        gs-mem-test SOCKET token    attach to the CUDA double's GPU 0,
@@ -417,7 +418,7 @@ int main(int argc, char **argv)
 	char ch;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: gs-mem-test SOCKET [limit | hold BYTES | token]\n");
+		fprintf(stderr, "usage: gs-mem-test SOCKET [limit | info | hold BYTES | token]\n");
 		return 2;
 	}
 	sock_path = argv[1];
@@ -426,12 +427,18 @@ int main(int argc, char **argv)
 		return hold_token();
 	if (argc > 2) {
 		bool hold = !strcmp(argv[2], "hold") && argc == 4;
+		bool info = !strcmp(argv[2], "info") && argc == 3;
 
-		if (!hold && (strcmp(argv[2], "limit") || argc != 3))
+		if (!hold && !info && (strcmp(argv[2], "limit") || argc != 3))
 			return 2;
 		if (client_open(&a, TOTAL) ||
 		    call(a.fd, GPUSCHED_IOC_GET_INFO, &ci, NULL))
 			return 1;
+		if (info) {
+			printf("limit %llu class %u\n",
+			       (unsigned long long)ci.mem_limit, ci.sched_class);
+			return 0;
+		}
 		if (!hold) {
 			printf("limit %llu\n", (unsigned long long)ci.mem_limit);
 			return 0;

@@ -4,7 +4,9 @@
  * knobs reach the module, a rule's mem_limit in percent is resolved by the
  * module against what each client reported (SET_CLIENT's MEM_LIMIT_PCT),
  * one in bytes is given as is, a client that reported no memory gets the
- * rest of a percent rule, and gpuschedctl shows and sets limits.
+ * rest of a percent rule, gpuschedctl shows and sets limits, and
+ * mem_admission refuses, or makes batch, a client whose limit would pass
+ * the GPU's memory less the reserve, for good.
  *
  * The clients are children that drop to the uid a rule matches, attach
  * reporting TOTAL bytes (or none) and wait for what the rule gives.
@@ -20,9 +22,11 @@ FIXTURE(mem) {
 	int fd;			/* creates the GPU before the daemon starts */
 	int gpu;
 	pid_t daemon;
+	char uuid[48];
 };
 
-static void write_conf(const char *uuid)
+/* The policy, with mem_admission = @admit in the GPU's section if set. */
+static void write_conf_admit(const char *uuid, const char *admit)
 {
 	FILE *f = fopen(CONF, "w");
 
@@ -31,6 +35,7 @@ static void write_conf(const char *uuid)
 	fprintf(f,
 		"[gpu %s]\n"
 		"mem_reserve_mb = 1024\n"
+		"%s%s%s"
 		"[rule quarter]\n"
 		"user = 4321\n"
 		"mem_limit = 25%%\n"
@@ -41,8 +46,14 @@ static void write_conf(const char *uuid)
 		"[rule half]\n"
 		"user = 4323\n"
 		"weight = 40\n"
-		"mem_limit = 50%%\n", uuid);
+		"mem_limit = 50%%\n", uuid, admit ? "mem_admission = " : "",
+		admit ? admit : "", admit ? "\n" : "");
 	fclose(f);
+}
+
+static void write_conf(const char *uuid)
+{
+	write_conf_admit(uuid, NULL);
 }
 
 /*
@@ -89,7 +100,7 @@ static pid_t client_as(uid_t uid, __u64 total, __u32 weight, __u64 limit,
 FIXTURE_SETUP(mem)
 {
 	__u8 u[GPUSCHED_UUID_LEN];
-	char uuid[48];
+	char *uuid = self->uuid;
 
 	if (access(NL_GPUSCHEDD, X_OK))
 		SKIP(return, "%s is not in the VM", NL_GPUSCHEDD);
@@ -99,7 +110,7 @@ FIXTURE_SETUP(mem)
 	ASSERT_LE(0, self->gpu);
 	ASSERT_EQ(0, gs_gpu_write(self->gpu, "mem_reserve_mb", "0\n"));
 	gs_uuid(u, NL_GPU_MEM);
-	snprintf(uuid, sizeof(uuid),
+	snprintf(uuid, sizeof(self->uuid),
 		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
 		 u[10], u[11], u[12], u[13], u[14], u[15]);
@@ -198,6 +209,125 @@ TEST_F(mem, gpuschedctl_sets_and_shows_limits)
 	EXPECT_EQ(0, ci.mem_limit);	/* reported none: the reserve does not apply */
 	close(hold[1]);
 	EXPECT_EQ(0, gs_wait(pid));
+}
+
+/*
+ * A child as @uid, attached reporting @total bytes: waits up to 5 s for
+ * limit @limit and class @class, holds the client until its parent closes
+ * @hold, and finds them still so. Exit 0 if it did.
+ */
+static pid_t client_admitted(uid_t uid, __u64 total, __u64 limit, __u32 class,
+			     int hold[2])
+{
+	pid_t pid;
+
+	if (pipe(hold))
+		return -1;
+	pid = gs_fork();
+	if (pid == 0) {
+		struct gpusched_attach at = { .mem_total = total };
+		struct gpusched_client_info ci;
+		bool seen, kept;
+		char c;
+		int fd;
+
+		close(hold[1]);
+		if (nlt_drop_privileges(uid, uid))
+			_exit(2);
+		fd = gs_open();
+		gs_uuid(at.uuid, NL_GPU_MEM);
+		if (fd < 0 || gs_ioctl(fd, GPUSCHED_IOC_ATTACH, &at))
+			_exit(3);
+		seen = gs_wait_until(!gs_info(fd, &ci) && ci.mem_limit == limit &&
+				     ci.sched_class == class, 5000);
+		while (read(hold[0], &c, 1) > 0)
+			;
+		kept = !gs_info(fd, &ci) && ci.mem_limit == limit &&
+		       ci.sched_class == class;
+		if (!seen || !kept)
+			fprintf(stderr, "uid %u: limit %llu class %u, want %llu %u (%s)\n",
+				uid, (unsigned long long)ci.mem_limit, ci.sched_class,
+				(unsigned long long)limit, class,
+				seen ? "at the end" : "at the start");
+		_exit(seen && kept ? 0 : 1);
+	}
+	close(hold[0]);
+	return pid;
+}
+
+/* Wait until GPU @gpu has @n clients. */
+static bool clients_are(int gpu, size_t n)
+{
+	struct nlt_clients cs = { 0 };
+	struct nlt t;
+	bool ok;
+
+	if (nlt_open(&t))
+		return false;
+	ok = gs_wait_until(!nlt_get_clients(&t, gpu, &cs) && cs.n == n, 5000);
+	free(cs.c);
+	nlt_close(&t);
+	return ok;
+}
+
+/* Reload the daemon with mem_admission = @admit; true once it says so. */
+static bool reload_admit(struct _test_data_mem *self, const char *admit)
+{
+	int fd = open(LOG, O_WRONLY | O_TRUNC);
+
+	if (fd >= 0)
+		close(fd);
+	write_conf_admit(self->uuid, admit);
+	kill(self->daemon, SIGHUP);
+	return gs_wait_until(file_has(LOG, "reloaded"), 10000);
+}
+
+/*
+ * mem_admission: the clients' limits on the GPU add up to at most its
+ * 8 GiB less the 1 GiB reserve; one past it is refused (a limit of 1
+ * byte), or, after a reload with batch, made batch class. Each is judged
+ * once, when the daemon first sees it: the refused client stays refused
+ * after the reload. Attached one after another, so that the order of
+ * attach, which the daemon judges in, is known.
+ */
+TEST_F(mem, admission_refuses_then_makes_batch)
+{
+	static const struct {
+		uid_t uid;
+		__u64 limit;
+		__u32 class;
+	} want[] = {
+		{ 4321, 2 * GIB, GPUSCHED_CLASS_NORMAL },	/* 25%: 2 GiB */
+		{ 4322, GIB, GPUSCHED_CLASS_NORMAL },		/* 3 GiB */
+		{ 4321, 2 * GIB, GPUSCHED_CLASS_NORMAL },	/* 5 GiB */
+		{ 4321, 2 * GIB, GPUSCHED_CLASS_NORMAL },	/* 7 GiB: full */
+		{ 4321, 1, GPUSCHED_CLASS_NORMAL },		/* refused */
+		{ 4322, GIB, GPUSCHED_CLASS_BATCH },		/* with batch */
+	};
+	int hold[6][2];
+	pid_t pid[6];
+	size_t i;
+
+	ASSERT_TRUE(reload_admit(self, "refuse"))
+		TH_LOG("the daemon did not reload; see %s", LOG);
+	for (i = 0; i < 6; i++) {
+		if (i == 5)
+			ASSERT_TRUE(reload_admit(self, "batch"));
+		pid[i] = client_admitted(want[i].uid, TOTAL, want[i].limit,
+					 want[i].class, hold[i]);
+		ASSERT_LT(0, pid[i]);
+		/* Ours, and those before. */
+		ASSERT_TRUE(clients_are(self->gpu, i + 2));
+		if (i == 4)
+			EXPECT_TRUE(gs_wait_until(file_has(LOG, "refused"), 5000));
+	}
+	EXPECT_TRUE(gs_wait_until(file_has(LOG, "made batch class"), 5000));
+	/* All at once: each later child holds the earlier ones' pipes too. */
+	for (i = 0; i < 6; i++)
+		close(hold[i][1]);
+	for (i = 0; i < 6; i++)
+		EXPECT_EQ(0, gs_wait(pid[i]))
+			TH_LOG("client %zu", i);
 }
 
 TEST_HARNESS_MAIN

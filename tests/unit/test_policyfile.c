@@ -199,6 +199,10 @@ static const struct {
 	{ "[gpu]\ntimeslice_us = 99999999999999999999999\n", "t:2: timeslice_us \"99999999999999999999999\": not a number" },
 	{ "[gpu]\ntimeslice_us = 500\ntimeslice_us = 600\n",
 	  "t:3: timeslice_us given twice in this section (first at line 2)" },
+	{ "[gpu]\nmem_admission = yes\n", "t:2: mem_admission \"yes\": expected off, refuse or batch" },
+	{ "[gpu]\nmem_admission = off\nmem_admission = batch\n",
+	  "t:3: mem_admission given twice in this section (first at line 2)" },
+	{ "[rule a]\nmem_admission = refuse\n", "t:2: unknown key \"mem_admission\" in a rule" },
 	{ "[rule a]\n", "t:1: rule \"a\" sets nothing: give weight, class, cap or mem_limit" },
 	{ "[rule a]\nuser = 0\n[rule b]\nweight = 1\n", "t:1: rule \"a\" sets nothing" },
 	{ "[rule a]\nweight = 0\n", "t:2: weight \"0\": out of range (1..10000)" },
@@ -631,6 +635,45 @@ static void test_shipped_example(void)
 	gs_policy_free(pol);
 }
 
+/* mem_admission: parsed per GPU section; the sum it judges. */
+static void test_mem_admission(void)
+{
+	static const uint8_t one[GPUSCHED_UUID_LEN] = { 0x00, 0x11, 0x22, 0x33,
+		0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff };
+	static const uint8_t other[GPUSCHED_UUID_LEN] = { 1 };
+	const uint64_t G = 1ULL << 30;
+	struct gs_policy *pol;
+
+	pol = parse("[gpu]\nmem_reserve_mb = 1024\n");
+	if (CHECK(pol, "%s", err))
+		CHECK(gs_policy_gpu_admit(pol, one) == GS_ADMIT_OFF, "default off");
+	gs_policy_free(pol);
+	pol = parse("[gpu]\nmem_admission = refuse\n"
+		    "[gpu 00112233-4455-6677-8899-aabbccddeeff]\nmem_admission = batch\n");
+	if (CHECK(pol, "%s", err)) {
+		CHECK(gs_policy_gpu_admit(pol, one) == GS_ADMIT_BATCH, "[gpu UUID] over [gpu]");
+		CHECK(gs_policy_gpu_admit(pol, other) == GS_ADMIT_REFUSE, "[gpu] for the rest");
+	}
+	gs_policy_free(pol);
+	pol = parse("[gpu 00112233-4455-6677-8899-aabbccddeeff]\ntimeslice_us = 500\n");
+	if (CHECK(pol, "%s", err))
+		CHECK(gs_policy_gpu_admit(pol, one) == GS_ADMIT_OFF,
+		      "a GPU section without the key leaves it off");
+	gs_policy_free(pol);
+
+	/* 8 GiB less 1 GiB of reserve: 7 GiB of limits. */
+	CHECK(!gs_mem_admit_over(8 * G, G, 4 * G, 3 * G), "exactly the room");
+	CHECK(gs_mem_admit_over(8 * G, G, 4 * G, 3 * G + 1), "a byte past it");
+	CHECK(!gs_mem_admit_over(8 * G, G, 0, 0), "no limit counts as all of it,");
+	CHECK(gs_mem_admit_over(8 * G, G, 1, 0), "... which only a client alone may have");
+	CHECK(gs_mem_admit_over(8 * G, G, UINT64_MAX, 1), "a saturated sum");
+	CHECK(gs_mem_admit_over(8 * G, 9 * G, 0, 1), "a reserve of more than the memory");
+	CHECK(!gs_mem_admit_over(0, G, UINT64_MAX, 0), "memory unknown: admitted");
+	CHECK(gs_mem_admit_counted(8 * G, G, 0) == 7 * G, "none counted as 7 GiB");
+	CHECK(gs_mem_admit_counted(8 * G, G, 2 * G) == 2 * G, "a limit as it is");
+	CHECK(gs_mem_admit_counted(G, 2 * G, 0) == 1, "all reserved: one byte");
+}
+
 static const struct tap_test tests[] = {
 	{ "a good file: gpu sections, rules, every key", test_good_file },
 	{ "CRLF, empty files, comments, no final newline", test_crlf_and_empty },
@@ -645,6 +688,7 @@ static const struct tap_test tests[] = {
 	{ "matching this process through /proc", test_proc_self },
 	{ "loading files: errors, permissions", test_load_file },
 	{ "the shipped etc/gpusched.conf is valid", test_shipped_example },
+	{ "mem_admission: per GPU, and the sum it judges", test_mem_admission },
 };
 
 int main(int argc, char **argv)
