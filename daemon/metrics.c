@@ -610,6 +610,16 @@ static void format_clients(FILE *f, const struct gs_metrics_data *d)
 	}
 }
 
+/* A counter of two series, @key="@a" and @key="@b". */
+static void counter2(FILE *f, const char *name, const char *help,
+		     const char *key, const char *a, uint64_t va,
+		     const char *b, uint64_t vb)
+{
+	head(f, name, "counter", help);
+	fprintf(f, "%s{%s=\"%s\"} %llu\n", name, key, a, (unsigned long long)va);
+	fprintf(f, "%s{%s=\"%s\"} %llu\n", name, key, b, (unsigned long long)vb);
+}
+
 static void format_daemon(FILE *f, const struct gs_daemon_stats *st)
 {
 	static const char *const ev[] = { "attach", "detach", "overrun" };
@@ -626,12 +636,9 @@ static void format_daemon(FILE *f, const struct gs_daemon_stats *st)
 	     "Times the event socket overflowed (each followed by a full resync).");
 	fprintf(f, "gpuschedd_events_lost_total %llu\n",
 		(unsigned long long)st->lost);
-	head(f, "gpuschedd_mem_admission_total", "counter",
-	     "Clients whose memory limit would have passed their GPU's memory less the reserve, by what mem_admission did.");
-	fprintf(f, "gpuschedd_mem_admission_total{action=\"refuse\"} %llu\n",
-		(unsigned long long)st->admit_refused);
-	fprintf(f, "gpuschedd_mem_admission_total{action=\"batch\"} %llu\n",
-		(unsigned long long)st->admit_batch);
+	counter2(f, "gpuschedd_mem_admission_total",
+		 "Clients whose memory limit would have passed their GPU's memory less the reserve, by what mem_admission did.",
+		 "action", "refuse", st->admit_refused, "batch", st->admit_batch);
 	head(f, "gpuschedd_clients_applied_total", "counter",
 	     "Clients given the parameters of a rule.");
 	fprintf(f, "gpuschedd_clients_applied_total %llu\n",
@@ -647,12 +654,9 @@ static void format_daemon(FILE *f, const struct gs_daemon_stats *st)
 		label(f, st->pol->rules[i].name);
 		fprintf(f, "\"} %llu\n", (unsigned long long)st->rule_hits[i]);
 	}
-	head(f, "gpuschedd_config_reloads_total", "counter",
-	     "Reloads of the policy file (SIGHUP), by result.");
-	fprintf(f, "gpuschedd_config_reloads_total{result=\"success\"} %llu\n",
-		(unsigned long long)st->reloads_ok);
-	fprintf(f, "gpuschedd_config_reloads_total{result=\"failure\"} %llu\n",
-		(unsigned long long)st->reloads_failed);
+	counter2(f, "gpuschedd_config_reloads_total",
+		 "Reloads of the policy file (SIGHUP), by result.",
+		 "result", "success", st->reloads_ok, "failure", st->reloads_failed);
 	head(f, "gpuschedd_config_last_reload_successful", "gauge",
 	     "1 if the last load of the policy file succeeded.");
 	fprintf(f, "gpuschedd_config_last_reload_successful %d\n",

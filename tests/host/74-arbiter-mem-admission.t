@@ -29,14 +29,8 @@ EOF_CONF
 }
 policy refuse
 log=$T/arbiter.log
-"$GS_DAEMON" --arbiter --verbose --config "$T/policy.conf" --socket "$GPUSCHED_ARBITER" 2>"$log" &
-ARB_PID=$!
-i=0
-while ! grep -q 'listening on' "$log" && kill -0 "$ARB_PID" 2>/dev/null && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-grep -q 'listening on' "$log" || bail "arbiter did not start: $(cat "$log")"
+GS_ARB_ARGS="--verbose --config $T/policy.conf"
+service 20000 100000
 
 # hold NAME LABEL BYTES: a client that reserves BYTES and stays until
 # $T/NAME.in is closed (fd 3 for a, 4 for b, 5 for e).

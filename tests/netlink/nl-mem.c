@@ -56,13 +56,28 @@ static void write_conf(const char *uuid)
 	write_conf_admit(uuid, NULL);
 }
 
+/* What a client is to get; weight or class -1: whatever it is. */
+struct want {
+	uid_t uid;
+	__u64 limit;
+	long long weight, class;
+};
+
+static bool has(const struct gpusched_client_info *ci, const struct want *w)
+{
+	return ci->mem_limit == w->limit &&
+	       (w->weight < 0 || ci->weight == w->weight) &&
+	       (w->class < 0 || ci->sched_class == w->class);
+}
+
 /*
- * A child as @uid, attached reporting @total bytes: waits up to 5 s for
- * weight @weight and limit @limit, then holds the client until its parent
- * closes @hold (the read end's other side). Exit 0 if it saw them.
+ * A child as @w->uid, attached reporting @total bytes: waits up to 5 s for
+ * what @w says, then holds the client until its parent closes @hold (the
+ * read end's other side), and with @kept finds it still so. Exit 0 if it
+ * saw it.
  */
-static pid_t client_as(uid_t uid, __u64 total, __u32 weight, __u64 limit,
-		       int hold[2])
+static pid_t client_want(const struct want *w, __u64 total, bool kept,
+			 int hold[2])
 {
 	pid_t pid;
 
@@ -77,24 +92,35 @@ static pid_t client_as(uid_t uid, __u64 total, __u32 weight, __u64 limit,
 		int fd;
 
 		close(hold[1]);
-		if (nlt_drop_privileges(uid, uid))
+		if (nlt_drop_privileges(w->uid, w->uid))
 			_exit(2);
 		fd = gs_open();
 		gs_uuid(at.uuid, NL_GPU_MEM);
 		if (fd < 0 || gs_ioctl(fd, GPUSCHED_IOC_ATTACH, &at))
 			_exit(3);
-		seen = gs_wait_until(!gs_info(fd, &ci) && ci.weight == weight &&
-				     ci.mem_limit == limit, 5000);
-		if (!seen)
-			fprintf(stderr, "uid %u: weight %u limit %llu, want %u %llu\n",
-				uid, ci.weight, (unsigned long long)ci.mem_limit,
-				weight, (unsigned long long)limit);
+		seen = gs_wait_until(!gs_info(fd, &ci) && has(&ci, w), 5000);
 		while (read(hold[0], &c, 1) > 0)
 			;
+		if (seen && kept)
+			seen = !gs_info(fd, &ci) && has(&ci, w);
+		if (!seen)
+			fprintf(stderr, "uid %u: weight %u class %u limit %llu, want %lld %lld %llu\n",
+				w->uid, ci.weight, ci.sched_class,
+				(unsigned long long)ci.mem_limit, w->weight,
+				w->class, (unsigned long long)w->limit);
 		_exit(seen ? 0 : 1);
 	}
 	close(hold[0]);
 	return pid;
+}
+
+/* A child as @uid that sees weight @weight and limit @limit. */
+static pid_t client_as(uid_t uid, __u64 total, __u32 weight, __u64 limit,
+		       int hold[2])
+{
+	const struct want w = { uid, limit, weight, -1 };
+
+	return client_want(&w, total, false, hold);
 }
 
 FIXTURE_SETUP(mem)
@@ -211,50 +237,6 @@ TEST_F(mem, gpuschedctl_sets_and_shows_limits)
 	EXPECT_EQ(0, gs_wait(pid));
 }
 
-/*
- * A child as @uid, attached reporting @total bytes: waits up to 5 s for
- * limit @limit and class @class, holds the client until its parent closes
- * @hold, and finds them still so. Exit 0 if it did.
- */
-static pid_t client_admitted(uid_t uid, __u64 total, __u64 limit, __u32 class,
-			     int hold[2])
-{
-	pid_t pid;
-
-	if (pipe(hold))
-		return -1;
-	pid = gs_fork();
-	if (pid == 0) {
-		struct gpusched_attach at = { .mem_total = total };
-		struct gpusched_client_info ci;
-		bool seen, kept;
-		char c;
-		int fd;
-
-		close(hold[1]);
-		if (nlt_drop_privileges(uid, uid))
-			_exit(2);
-		fd = gs_open();
-		gs_uuid(at.uuid, NL_GPU_MEM);
-		if (fd < 0 || gs_ioctl(fd, GPUSCHED_IOC_ATTACH, &at))
-			_exit(3);
-		seen = gs_wait_until(!gs_info(fd, &ci) && ci.mem_limit == limit &&
-				     ci.sched_class == class, 5000);
-		while (read(hold[0], &c, 1) > 0)
-			;
-		kept = !gs_info(fd, &ci) && ci.mem_limit == limit &&
-		       ci.sched_class == class;
-		if (!seen || !kept)
-			fprintf(stderr, "uid %u: limit %llu class %u, want %llu %u (%s)\n",
-				uid, (unsigned long long)ci.mem_limit, ci.sched_class,
-				(unsigned long long)limit, class,
-				seen ? "at the end" : "at the start");
-		_exit(seen && kept ? 0 : 1);
-	}
-	close(hold[0]);
-	return pid;
-}
-
 /* Wait until GPU @gpu has @n clients. */
 static bool clients_are(int gpu, size_t n)
 {
@@ -292,17 +274,13 @@ static bool reload_admit(struct _test_data_mem *self, const char *admit)
  */
 TEST_F(mem, admission_refuses_then_makes_batch)
 {
-	static const struct {
-		uid_t uid;
-		__u64 limit;
-		__u32 class;
-	} want[] = {
-		{ 4321, 2 * GIB, GPUSCHED_CLASS_NORMAL },	/* 25%: 2 GiB */
-		{ 4322, GIB, GPUSCHED_CLASS_NORMAL },		/* 3 GiB */
-		{ 4321, 2 * GIB, GPUSCHED_CLASS_NORMAL },	/* 5 GiB */
-		{ 4321, 2 * GIB, GPUSCHED_CLASS_NORMAL },	/* 7 GiB: full */
-		{ 4321, 1, GPUSCHED_CLASS_NORMAL },		/* refused */
-		{ 4322, GIB, GPUSCHED_CLASS_BATCH },		/* with batch */
+	static const struct want want[] = {
+		{ 4321, 2 * GIB, -1, GPUSCHED_CLASS_NORMAL },	/* 25%: 2 GiB */
+		{ 4322, GIB, -1, GPUSCHED_CLASS_NORMAL },	/* 3 GiB */
+		{ 4321, 2 * GIB, -1, GPUSCHED_CLASS_NORMAL },	/* 5 GiB */
+		{ 4321, 2 * GIB, -1, GPUSCHED_CLASS_NORMAL },	/* 7 GiB: full */
+		{ 4321, 1, -1, GPUSCHED_CLASS_NORMAL },		/* refused */
+		{ 4322, GIB, -1, GPUSCHED_CLASS_BATCH },	/* with batch */
 	};
 	int hold[6][2];
 	pid_t pid[6];
@@ -313,8 +291,7 @@ TEST_F(mem, admission_refuses_then_makes_batch)
 	for (i = 0; i < 6; i++) {
 		if (i == 5)
 			ASSERT_TRUE(reload_admit(self, "batch"));
-		pid[i] = client_admitted(want[i].uid, TOTAL, want[i].limit,
-					 want[i].class, hold[i]);
+		pid[i] = client_want(&want[i], TOTAL, true, hold[i]);
 		ASSERT_LT(0, pid[i]);
 		/* Ours, and those before. */
 		ASSERT_TRUE(clients_are(self->gpu, i + 2));

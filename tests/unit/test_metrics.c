@@ -53,7 +53,7 @@ static char *format_clients(const struct gs_client_rec *cl)
 	struct gs_daemon_stats st = {
 		.applied = 3, .events = { 4, 2, 1 }, .reloads_ok = 1,
 		.reloads_failed = 2, .last_reload_ok = false, .family = true,
-		.pol = &pol, .rule_hits = hits,
+		.pol = &pol, .rule_hits = hits, .admit_batch = 3,
 	};
 	struct gs_metrics_data d = { gpus, 1, cl, 2, &st };
 	char *buf = NULL;
@@ -122,6 +122,8 @@ static void test_format(void)
 		"gpuschedd_rule_matches_total{rule=\"web\"} 3\n",
 		"gpuschedd_rule_matches_total{rule=\"all\\\"x\"} 0\n",
 		"gpuschedd_config_reloads_total{result=\"failure\"} 2\n",
+		"gpuschedd_mem_admission_total{action=\"refuse\"} 0\n",
+		"gpuschedd_mem_admission_total{action=\"batch\"} 3\n",
 		"gpuschedd_config_last_reload_successful 0\n",
 		"gpuschedd_module_present 1\n",
 	};
