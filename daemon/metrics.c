@@ -693,7 +693,8 @@ int gs_metrics_page_render(void *arg, FILE *f)
 	int err;
 
 	err = page->records(page->arg, &gpus, &d.nr_gpus, &cl, &d.nr_clients);
-	if (!err && gs_nvml_ctx_mem(gpus, d.nr_gpus, cl, d.nr_clients, &why) &&
+	if (!err && d.nr_clients &&
+	    gs_nvml_ctx_mem_sampled(gpus, d.nr_gpus, cl, d.nr_clients, &why) == -ENOENT &&
 	    !said) {
 		gs_log(LOG_DEBUG, "no NVML (%s): the metrics show no context memory",
 		       why);

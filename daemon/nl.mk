@@ -22,10 +22,10 @@ GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/ctl/,main.o conn.o util.o rows.o status.o
 $(GSD_DIR)/genl.o: GSD_CFLAGS += $(GSD_NL_CFLAGS)
 
 $(GSD_DIR)/gpuschedd: $(GSD_NL_OBJS)
-GSD_LDLIBS += $(GSD_NL_LIBS) -ldl
+GSD_LDLIBS += $(GSD_NL_LIBS) -ldl -pthread
 
 $(GSD_DIR)/gpuschedctl: $(GSD_CTL_OBJS)
-	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_NL_LIBS) -lm -ldl
+	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_NL_LIBS) -lm -ldl -pthread
 
 USER_TARGETS += $(GSD_DIR)/gpuschedctl
 
@@ -48,7 +48,7 @@ $(GSD_UNIT_METRICS): $(GSD_UNIT_METRICS_SRCS) tests/unit/tap.h daemon/metrics.h 
 		daemon/genl.h daemon/knobs.h daemon/policyfile.h daemon/nvml.h \
 		daemon/dlog.h kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
-	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_METRICS_SRCS) -ldl
+	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_METRICS_SRCS) -ldl -pthread
 
 USER_TARGETS += $(GSD_UNIT_PF) $(GSD_UNIT_METRICS)
 

@@ -52,9 +52,15 @@ check "clients: a MEM CTX column" sh -c "head -1 '$T/clients.out' | grep -q 'MEM
 check "clients: the client's 300M in it" \
 	sh -c "grep ' $mem ' '$T/clients.out' | grep -q ' 1.0G/none  *300M\$'"
 
-metrics "$T/metrics"
-check "metrics: the client's context memory" \
-	grep -q "^gpusched_client_mem_context_bytes{.*pid=\"$mem\".*} 314572800$" "$T/metrics"
+# gpuschedd samples NVML on a thread every 5 s, never in its event loop:
+# scrape until a sample has the client (bounded only so that a failure ends).
+ctx_line="^gpusched_client_mem_context_bytes{.*pid=\"$mem\".*} 314572800$"
+i=0
+while metrics "$T/metrics" && ! grep -q "$ctx_line" "$T/metrics" && [ $i -lt 40 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
+check "metrics: the client's context memory" grep -q "$ctx_line" "$T/metrics"
 
 # gpuschedctl without NVML: no column, null in JSON.
 LD_LIBRARY_PATH=$T/none "$GS_CTL" clients -i 0 >"$T/clients2.out" 2>&1
@@ -76,7 +82,13 @@ service 20000 100000
 LD_LIBRARY_PATH=$keep
 run_bg mem2 client "$GS_MEM" alloc 1G touch "$T/mem2.ready" wait "$T/end2"
 check "a client holds 1 GiB" ready mem2
-metrics "$T/metrics2"
+# Scrape until the sampler has found no NVML, then once more.
+i=0
+while metrics "$T/metrics2" && ! grep -q 'no NVML' "$T/arbiter.log" && [ $i -lt 40 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
+sleep 0.5
 metrics "$T/metrics3"
 check "metrics without NVML: the reservation" \
 	grep -q "^gpusched_client_mem_reserved_bytes{.*} 1073741824$" "$T/metrics3"
