@@ -77,14 +77,14 @@ $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
 		daemon/arbiter_token.c daemon/arbiter_ctl.c daemon/arbiter_socket.c \
 		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/policyload.c daemon/rules.c \
-		daemon/procfs.c daemon/knobs.c daemon/metrics.c daemon/dlog.c \
+		daemon/procfs.c daemon/knobs.c daemon/metrics.c daemon/nvml.c daemon/dlog.c \
 		$(wildcard daemon/*.h) kmod/policy.h $(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 
 # gpuschedd's netlink mode on libnl, with a model of the module for the
 # kernel; the target defines gs_proc_init() itself (no procfs.c).
 $(FUZZ_DIR)/lf-nlevents: tests/fuzz/lf-nlevents.c daemon/genl.c daemon/nlmode.c \
 		daemon/rules.c daemon/policyfile.c daemon/policyload.c daemon/knobs.c \
-		daemon/dlog.c daemon/metrics.c \
+		daemon/dlog.c daemon/metrics.c daemon/nvml.c kmod/mem.c \
 		$(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-nlevents: LF_CFLAGS = $(GSD_NL_CFLAGS)
 $(FUZZ_DIR)/lf-nlevents: LF_LIBS = $(GSD_NL_LIBS)
