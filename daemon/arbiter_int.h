@@ -53,8 +53,7 @@ struct arb_client {
 	struct ucred cred;
 	struct arb_dev *dev;		/* NULL until ATTACH */
 	struct gs_pol_client pol;
-	struct gpusched_status *page;
-	uint64_t grant_gen;
+	struct gpusched_status *page;	/* pol.page once attached */
 	bool parked;			/* an ACQUIRE or YIELD awaits its reply */
 	uint64_t deadline;		/* of the parked request; 0: none */
 	/* Attached clients: on their GPU's list, as the module lists them. */

@@ -4,7 +4,8 @@
  * of kmod/uapi/linux/gpusched.h as include/gpusched/arbiter_wire.h carries
  * it: ATTACH (a GPU by UUID, and the status page, a sealed memfd), ACQUIRE,
  * YIELD, RELEASE, SET_PARAMS and GET_INFO. The module's policy
- * (kmod/policy.c) decides; apply() tells the clients, as kmod/token.c does.
+ * (kmod/policy.c) decides; apply() tells the clients through the module's
+ * own kmod/status.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,34 +25,13 @@ _Static_assert(sizeof(struct gpusched_client_info) <= GPUSCHED_WIRE_MAX &&
 	       "every ioctl struct fits the wire format");
 
 /* ------------------------------------------------------------------ */
-/* Status pages and policy effects, as kmod/token.c does them */
+/* Status pages and policy effects: kmod/status.c, as the module tells them */
 
-/*
- * The arbiter is the page's one writer. @seq is a sequence count, odd
- * while the fields change (see the uapi header), as the module's.
- */
+/* Publish @c's state on its status page; the arbiter is its one writer. */
 void status_sync(struct arb_client *c, uint64_t now)
 {
-	struct gpusched_status *st = c->page, v;
-	const uint64_t *src = (const uint64_t *)&v;
-	uint64_t *dst = (uint64_t *)st;
-	uint32_t seq = st->seq;
-
-	_Static_assert(offsetof(struct gpusched_status, grant_gen) ==
-		       GS_STATUS_FILL_FROM && sizeof(v) % 8 == 0,
-		       "the page is filled in 64-bit words from grant_gen");
-	gs_pol_status_fill(&c->dev->pol, &c->pol, c->grant_gen, now, &v);
-	__atomic_store_n(&st->seq, seq + 1, __ATOMIC_RELAXED);
-	/* The odd count is seen before any field of this update. */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	/* Word by word: clients load single fields without the count too. */
-	for (size_t i = GS_STATUS_FILL_FROM / 8; i < sizeof(v) / 8; i++)
-		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
-	/* Clients load flags with acquire: the fields above are valid then. */
-	__atomic_store_n(&st->flags, v.flags, __ATOMIC_RELEASE);
-	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
+	gs_status_sync(&c->dev->pol, &c->pol, now);
 }
-
 
 void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 		  int memfd)
@@ -92,34 +72,39 @@ void park(struct arb_client *c, bool on)
 }
 
 
+/* A parked ACQUIRE or YIELD is answered once its page shows the grant. */
+static void granted(void *arg, struct gs_pol_client *pc)
+{
+	struct arb_client *c = to_client(pc);
+
+	(void)arg;
+	if (c->parked) {
+		park(c, false);
+		reply(c, 0, NULL, 0, -1);
+	}
+}
+
+static void revoked(void *arg, struct gs_pol_client *pc)
+{
+	struct arb_client *c = to_client(pc);
+	struct arb_dev *d = arg;
+
+	gs_log(LOG_WARNING, "gpu%u: pid %d did not yield within %llu us: revoked",
+	       d->index, (int)c->cred.pid,
+	       (unsigned long long)(d->pol.p.grace_ns / 1000));
+	A.st.events[2]++;
+	ctl_event(GPUSCHED_CTL_EV_OVERRUN, c);
+}
+
+static const struct gs_status_ops status_ops = {
+	.granted = granted,
+	.revoked = revoked,
+};
+
 /* Tell clients what the policy decided (every policy call ends here). */
 void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now)
 {
-	if (fx->revoked) {
-		struct arb_client *c = to_client(fx->revoked);
-
-		status_sync(c, now);
-		gs_log(LOG_WARNING, "gpu%u: pid %d did not yield within %llu us: revoked",
-		       d->index, (int)c->cred.pid,
-		       (unsigned long long)(d->pol.p.grace_ns / 1000));
-		A.st.events[2]++;
-		ctl_event(GPUSCHED_CTL_EV_OVERRUN, c);
-	}
-	if (fx->released)
-		status_sync(to_client(fx->released), now);
-	if (fx->granted) {
-		struct arb_client *c = to_client(fx->granted);
-
-		c->grant_gen++;
-		status_sync(c, now);
-		if (c->parked) {
-			park(c, false);
-			reply(c, 0, NULL, 0, -1);
-		}
-	}
-	/* The holder learns of yields and new waiters from its page. */
-	if (d->pol.holder)
-		status_sync(to_client(d->pol.holder), now);
+	gs_status_apply(&d->pol, fx, now, &status_ops, d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -262,6 +247,7 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 		d->first = c;
 	d->last = c;
 	gs_pol_client_init(&d->pol, &c->pol, now);
+	c->pol.page = c->page;
 	gs_mem_attach(&c->pol, a->mem_total);
 	status_sync(c, now);
 	gs_log(LOG_DEBUG, "gpu%u: pid %d uid %d attached", d->index,
@@ -369,42 +355,20 @@ static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p
 /* The uapi state of @c, GPUSCHED_STATE_*. */
 uint32_t client_state(const struct arb_client *c)
 {
-	static const uint32_t states[] = {
-		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
-		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
-		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
-	};
-
-	return c->dev ? states[c->pol.state] : GPUSCHED_STATE_DETACHED;
+	return c->dev ? gs_status_state(&c->pol) : GPUSCHED_STATE_DETACHED;
 }
 
 /* GET_INFO of @c, answered on @to (@c, or its memory channel). */
 static void cmd_get_info(struct arb_client *c, struct arb_client *to)
 {
-	struct gpusched_client_info info = {
-		.size = sizeof(info),
-		.abi_version = GPUSCHED_ABI_VERSION,
-		.features = GS_FEATURES,
-	};
-	struct gs_pol_client *pc = &c->pol;
+	struct gpusched_client_info info;
 
-	info.state = client_state(c);
 	if (c->dev) {
+		gs_status_info(&c->dev->pol, &c->pol, now_ns(), &info);
 		memcpy(info.uuid, c->dev->uuid, GPUSCHED_UUID_LEN);
-		info.weight = pc->weight;
-		info.sched_class = pc->sched_class;
-		info.gpu_ns = pc->gpu_ns;
-		info.cap_pct = pc->cap_pct;
 		info.gpu_index = c->dev->index;
-		info.held_ns = gs_pol_held_now(pc, now_ns());
-		info.grants = pc->grants;
-		info.wait_ns_total = pc->wait_ns_total;
-		info.wait_ns_max = pc->wait_ns_max;
-		info.overruns = pc->overruns;
-		info.yields = pc->yields;
-		info.mem_reserved = pc->mem.reserved;
-		info.mem_limit = gs_mem_limit(&c->dev->pol, pc);
-		info.mem_refused = pc->mem.refused;
+	} else {
+		gs_status_info(NULL, NULL, 0, &info);
 	}
 	reply(to, 0, &info, sizeof(info), -1);
 }

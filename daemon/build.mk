@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # gpuschedd (for now its arbiter mode) and gpusched-run. The arbiter
-# compiles the module's policy, kmod/policy.c, as it is.
+# compiles the module's policy, kmod/policy.c, status.c and mem.c, as they
+# are.
 
 GSD_DIR := $(B)/daemon
 GSD_BINS := $(GSD_DIR)/gpuschedd $(GSD_DIR)/gpusched-run
@@ -12,14 +13,14 @@ $(GSD_DIR)/%.o: daemon/%.c $(wildcard daemon/*.h daemon/ctl/*.h) kmod/policy.h $
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
-$(GSD_DIR)/policy.o $(GSD_DIR)/mem.o: $(GSD_DIR)/%.o: kmod/%.c kmod/policy.h \
+$(GSD_DIR)/policy.o $(GSD_DIR)/status.o $(GSD_DIR)/mem.o: $(GSD_DIR)/%.o: kmod/%.c kmod/policy.h \
 		$(KCOMPAT_HDRS) kmod/gs_abi.h kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
 # The arbiter: the event loop, the token, the control protocol, the socket.
 GSD_ARB_OBJS := $(addprefix $(GSD_DIR)/,arbiter.o arbiter_token.o arbiter_ctl.o \
-	arbiter_socket.o policy.o mem.o)
+	arbiter_socket.o policy.o status.o mem.o)
 
 $(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_ARB_OBJS)
 	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_LDLIBS)

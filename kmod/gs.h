@@ -72,9 +72,9 @@ struct gs_client {
 	struct mutex attach_lock;
 	struct gs_gpu *gpu;
 	struct gs_pol_client pol;	/* under gpu->lock */
-	struct gpusched_status *page;	/* status page; written under gpu->lock */
+	/* Status page, from open on; pol.page once attached (status.c). */
+	struct gpusched_status *page;
 	wait_queue_head_t wq;		/* woken when granted */
-	u64 grant_gen;			/* under gpu->lock */
 	/*
 	 * An ACQUIRE interrupted by a signal, to be restarted by this task
 	 * with this deadline (gs_client_acquire()). Under gpu->lock.

@@ -12,13 +12,21 @@
 #ifndef GS_POLICY_H
 #define GS_POLICY_H
 
-/* The kernel's lists and trees; user space has stand-ins with their names. */
+/*
+ * The kernel's lists, trees and barriers; user space has stand-ins with
+ * their names.
+ */
 #ifdef __KERNEL__
+#include <asm/barrier.h>
+#include <linux/compiler.h>
 #include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/rbtree.h>
+#include <linux/string.h>
 #include <linux/types.h>
 #else
+#include <string.h>
+#include <kcompat/barrier.h>
 #include <kcompat/list.h>
 #include <kcompat/rbtree.h>
 #include <kcompat/types.h>
@@ -156,6 +164,13 @@ struct gs_pol_client {
 	u64 yields;
 	u64 nudges;			/* nudges of holders it made */
 	struct gs_pol_mem mem;		/* device memory accounting (mem.c) */
+	/*
+	 * The service's (status.c): the client's status page, set after
+	 * gs_pol_client_init() (NULL: none, as in the unit tests), and the
+	 * number of its grants told there.
+	 */
+	struct gpusched_status *page;
+	u64 grant_gen;
 };
 
 /*
@@ -297,8 +312,27 @@ struct gpusched_status;
 void gs_pol_status_fill(const struct gs_pol_dev *d,
 			const struct gs_pol_client *c, u64 grant_gen, u64 now,
 			struct gpusched_status *st);
-/* The first field gs_pol_status_fill() fills that the page's header lacks. */
-#define GS_STATUS_FILL_FROM	16	/* offsetof(struct gpusched_status, grant_gen) */
+
+/*
+ * What the services tell clients (kmod/status.c), under the device's lock
+ * like the rest: status pages, a policy call's effects and GET_INFO.
+ */
+struct gs_status_ops {
+	/* @c was granted the token and its page shows it: wake it. */
+	void (*granted)(void *arg, struct gs_pol_client *c);
+	/* @c was revoked and its page shows it: report the overrun. */
+	void (*revoked)(void *arg, struct gs_pol_client *c);
+};
+
+struct gpusched_client_info;
+void gs_status_sync(const struct gs_pol_dev *d, struct gs_pol_client *c,
+		    u64 now);
+void gs_status_apply(const struct gs_pol_dev *d,
+		     const struct gs_pol_effects *fx, u64 now,
+		     const struct gs_status_ops *ops, void *arg);
+u32 gs_status_state(const struct gs_pol_client *c);
+void gs_status_info(const struct gs_pol_dev *d, const struct gs_pol_client *c,
+		    u64 now, struct gpusched_client_info *info);
 
 /*
  * Test aid: check the trees against a walk of every waiter (what the next

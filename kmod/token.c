@@ -34,33 +34,36 @@ static struct gs_client *to_client(struct gs_pol_client *pc)
 	return container_of(pc, struct gs_client, pol);
 }
 
-/*
- * Publish @c's state to its status page. Caller holds gpu->lock, which
- * makes this the page's only writer. @seq is a sequence count: odd while
- * the fields change, so that a reader of several fields can retry.
- */
-static void gs_status_sync(struct gs_gpu *gpu, struct gs_client *c, u64 now)
+/* Publish @c's state on its status page; gpu->lock makes this its writer. */
+static void gs_status_sync_locked(struct gs_gpu *gpu, struct gs_client *c,
+				  u64 now)
 {
-	struct gpusched_status *st = c->page, v;
-	const u64 *src = (const u64 *)&v;
-	u64 *dst = (u64 *)st;
-	u32 seq = st->seq;
-	size_t i;
-
-	BUILD_BUG_ON(offsetof(struct gpusched_status, grant_gen) !=
-		     GS_STATUS_FILL_FROM || sizeof(v) % sizeof(u64));
-	gs_pol_status_fill(&gpu->pol, &c->pol, c->grant_gen, now, &v);
-	WRITE_ONCE(st->seq, seq + 1);
-	/* Readers see the odd count before any field of this update. */
-	smp_wmb();
-	/* Word by word: readers load single fields without the count too. */
-	for (i = GS_STATUS_FILL_FROM / sizeof(u64); i < sizeof(v) / sizeof(u64); i++)
-		WRITE_ONCE(dst[i], src[i]);
-	/* Readers load flags with acquire: the fields above are valid then. */
-	smp_store_release(&st->flags, v.flags);
-	/* Even again, after every field (pairs with the readers' fence). */
-	smp_store_release(&st->seq, seq + 2);
+	lockdep_assert_held(&gpu->lock);
+	gs_status_sync(&gpu->pol, &c->pol, now);
 }
+
+static void gs_granted(void *gpu, struct gs_pol_client *pc)
+{
+	wake_up(&to_client(pc)->wq);
+}
+
+/* Said outside the lock (an event allocates; printk is slow). */
+static void gs_revoked(void *arg, struct gs_pol_client *pc)
+{
+	struct gs_client *c = to_client(pc);
+	struct gs_gpu *gpu = arg;
+
+	if (!c->overrun_pending) {
+		c->overrun_pending = true;
+		list_add_tail(&c->overrun_node, &gpu->overruns);
+	}
+	schedule_work(&gpu->overrun_work);
+}
+
+static const struct gs_status_ops gs_status_ops = {
+	.granted = gs_granted,
+	.revoked = gs_revoked,
+};
 
 /*
  * Tell clients what the policy decided, and arm the timer for its next
@@ -70,30 +73,8 @@ static void gs_apply(struct gs_gpu *gpu, struct gs_pol_effects *fx, u64 now)
 {
 	u64 next;
 
-	if (fx->revoked) {
-		struct gs_client *c = to_client(fx->revoked);
-
-		gs_status_sync(gpu, c, now);
-		/* Said outside the lock (an event allocates; printk is slow). */
-		if (!c->overrun_pending) {
-			c->overrun_pending = true;
-			list_add_tail(&c->overrun_node, &gpu->overruns);
-		}
-		schedule_work(&gpu->overrun_work);
-	}
-	if (fx->released)
-		gs_status_sync(gpu, to_client(fx->released), now);
-	if (fx->granted) {
-		struct gs_client *c = to_client(fx->granted);
-
-		c->grant_gen++;
-		gs_status_sync(gpu, c, now);
-		wake_up(&c->wq);
-	}
-	/* The holder learns of yields and of new waiters from its page. */
-	if (gpu->pol.holder)
-		gs_status_sync(gpu, to_client(gpu->pol.holder), now);
-
+	lockdep_assert_held(&gpu->lock);
+	gs_status_apply(&gpu->pol, fx, now, &gs_status_ops, gpu);
 	next = gs_pol_next_event(&gpu->pol, now);
 	if (next == GS_POL_NEVER)
 		hrtimer_try_to_cancel(&gpu->timer);
@@ -375,7 +356,7 @@ int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask)
 		c = gs_client_after_locked(gpu, id);
 		if (c) {
 			id = c->id;
-			gs_status_sync(gpu, c, ktime_get_ns());
+			gs_status_sync_locked(gpu, c, ktime_get_ns());
 		}
 		gs_gpu_unlock(gpu);
 		if (!c)
@@ -472,12 +453,6 @@ int gs_client_init(struct gs_client *c)
 void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 		    struct gs_client_snap *s, u64 now)
 {
-	static const u32 states[] = {
-		[GS_POL_IDLE] = GPUSCHED_STATE_IDLE,
-		[GS_POL_WAITING] = GPUSCHED_STATE_WAITING,
-		[GS_POL_HOLDING] = GPUSCHED_STATE_HOLDING,
-	};
-
 	lockdep_assert_held(&gpu->lock);
 	s->id = c->id;
 	s->cgroup_id = c->cgroup_id;
@@ -491,7 +466,7 @@ void gs_client_snap(struct gs_gpu *gpu, struct gs_client *c,
 	s->cap_pct = c->pol.cap_pct;
 	s->policy_set = c->policy_set;
 	s->policy_lowered = c->policy_lowered;
-	s->state = states[c->pol.state];
+	s->state = gs_status_state(&c->pol);
 	s->held_ns = gs_pol_held_now(&c->pol, now);
 	s->gpu_ns = c->pol.gpu_ns;
 	s->grants = c->pol.grants;
@@ -756,10 +731,11 @@ int gs_client_attach(struct gs_client *c, const u8 *uuid, u64 mem_total)
 	/* Numbered here: dumps resume after the last id put (by_id). */
 	c->id = atomic64_inc_return(&gs_next_client_id);
 	gs_pol_client_init(&gpu->pol, &c->pol, now);
+	c->pol.page = c->page;
 	gs_mem_attach(&c->pol, mem_total);
 	rb_add(&c->id_node, &gpu->clients, gs_id_less);
 	rb_add(&c->pid_node, &gpu->clients_by_pid, gs_pid_less);
-	gs_status_sync(gpu, c, now);
+	gs_status_sync_locked(gpu, c, now);
 	gs_client_snap(gpu, c, &snap, now);
 	gs_gpu_unlock(gpu);
 	mutex_unlock(&gs_gpus_lock);
@@ -780,7 +756,7 @@ out:
  */
 static bool gs_client_wait_done(struct gs_client *c, u64 gen)
 {
-	return READ_ONCE(c->grant_gen) != gen ||
+	return READ_ONCE(c->pol.grant_gen) != gen ||
 	       READ_ONCE(c->pol.state) != GS_POL_WAITING;
 }
 
@@ -870,14 +846,14 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	err = gs_pol_acquire(&gpu->pol, &c->pol, yield, a->flags, due,
 			     gpu_ns, now, gs_apply_cb, gpu);
 	if (gpu_ns)
-		gs_status_sync(gpu, c, now);	/* held_ns may have grown */
+		gs_status_sync_locked(gpu, c, now);	/* held_ns may have grown */
 	/*
 	 * Decided under the lock: a grant on another CPU sets the state
 	 * before it writes the status page, so an unlocked look could return
 	 * before the page shows the grant. Waiting relocks before returning.
 	 */
 	waiting = !err && c->pol.state == GS_POL_WAITING;
-	gen = c->grant_gen;
+	gen = c->pol.grant_gen;
 	gs_gpu_unlock(gpu);
 	if (!waiting)
 		goto out;
@@ -892,7 +868,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 					       gs_client_wait_done(c, gen));
 
 	gs_gpu_lock(gpu);
-	if (c->pol.state == GS_POL_WAITING && c->grant_gen == gen) {
+	if (c->pol.state == GS_POL_WAITING && c->pol.grant_gen == gen) {
 		/* Still this call's own wait: no other can start meanwhile. */
 		memset(&fx, 0, sizeof(fx));
 		now = ktime_get_ns();
@@ -945,7 +921,7 @@ int gs_client_release(struct gs_client *c, u64 gpu_ns)
 		memset(&fx, 0, sizeof(fx));
 		gs_pol_report_gpu(&gpu->pol, &c->pol, gpu_ns, now, &fx);
 		gs_apply(gpu, &fx, now);
-		gs_status_sync(gpu, c, now);
+		gs_status_sync_locked(gpu, c, now);
 	}
 	gs_gpu_unlock(gpu);
 	return err;
@@ -967,7 +943,7 @@ static int gs_client_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 	gs_apply(gpu, &fx, now);
 	/* Its class is on its own page, whatever its state. */
 	if (!err)
-		gs_status_sync(gpu, c, now);
+		gs_status_sync_locked(gpu, c, now);
 	return err;
 }
 
@@ -1050,7 +1026,7 @@ int gs_client_mem(struct gs_client *c, u64 bytes, bool reserve)
 	err = reserve ? gs_mem_reserve(&gpu->pol, &c->pol, bytes) :
 			gs_mem_return(&gpu->pol, &c->pol, bytes);
 	if (!err)
-		gs_status_sync(gpu, c, ktime_get_ns());
+		gs_status_sync_locked(gpu, c, ktime_get_ns());
 	spin_unlock_bh(&gpu->lock);
 	return err;
 }
@@ -1066,34 +1042,15 @@ int gs_client_mem(struct gs_client *c, u64 bytes, bool reserve)
 int gs_client_info(struct gs_client *c, struct gpusched_client_info *info)
 {
 	struct gs_gpu *gpu = gs_client_gpu(c);
-	struct gs_client_snap s;
 
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	info->state = GPUSCHED_STATE_DETACHED;
-	info->abi_version = GPUSCHED_ABI_VERSION;
-	info->features = GS_FEATURES;
-	if (!gpu)
+	if (!gpu) {
+		gs_status_info(NULL, NULL, 0, info);
 		return 0;
-
+	}
 	gs_gpu_lock(gpu);
-	gs_client_snap(gpu, c, &s, ktime_get_ns());
+	gs_status_info(&gpu->pol, &c->pol, ktime_get_ns(), info);
+	info->gpu_index = gpu->index;
 	gs_gpu_unlock(gpu);
 	memcpy(info->uuid, gpu->uuid, GPUSCHED_UUID_LEN);
-	info->state = s.state;
-	info->weight = s.weight;
-	info->sched_class = s.sched_class;
-	info->gpu_ns = s.gpu_ns;
-	info->cap_pct = s.cap_pct;
-	info->gpu_index = s.gpu_index;
-	info->held_ns = s.held_ns;
-	info->grants = s.grants;
-	info->wait_ns_total = s.wait_ns_total;
-	info->wait_ns_max = s.wait_ns_max;
-	info->overruns = s.overruns;
-	info->yields = s.yields;
-	info->mem_reserved = s.mem_reserved;
-	info->mem_limit = s.mem_limit;
-	info->mem_refused = s.mem_refused;
 	return 0;
 }

@@ -76,8 +76,9 @@ $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		libgpusched/memsize.c $(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
 		daemon/arbiter_token.c daemon/arbiter_ctl.c daemon/arbiter_socket.c \
-		kmod/policy.c kmod/mem.c daemon/policyfile.c daemon/policyload.c daemon/rules.c \
-		daemon/procfs.c daemon/knobs.c daemon/metrics.c daemon/nvml.c daemon/dlog.c \
+		kmod/policy.c kmod/status.c kmod/mem.c daemon/policyfile.c daemon/policyload.c \
+		daemon/rules.c daemon/procfs.c daemon/knobs.c daemon/metrics.c daemon/nvml.c \
+		daemon/dlog.c \
 		$(wildcard daemon/*.h) kmod/policy.h $(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 
 # gpuschedd's netlink mode on libnl, with a model of the module for the
