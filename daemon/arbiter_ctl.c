@@ -19,18 +19,16 @@
 #include "gpusched_ctl.h"
 #include "policyfile.h"
 
-_Static_assert(GS_NR_KNOBS == GPUSCHED_CTL_NR_KNOBS,
-	       "the control protocol's knob bits follow enum gs_knob");
-_Static_assert((int)GS_NR_KNOBS == (int)GS_POL_NR_KNOBS,
-	       "enum gs_knob follows the policy's knob table");
+_Static_assert(GS_POL_NR_KNOBS == GPUSCHED_CTL_NR_KNOBS,
+	       "the control protocol's knob bits follow enum gs_pol_knob_id");
 
 /* ------------------------------------------------------------------ */
 /* What gpuschedctl and the metrics see: the module's records */
 
 static void params_knobs(const struct gs_pol_params *p, struct gs_knob_set *ks)
 {
-	ks->mask = (1U << GS_NR_KNOBS) - 1;
-	for (int k = 0; k < GS_NR_KNOBS; k++)
+	ks->mask = (1U << GS_POL_NR_KNOBS) - 1;
+	for (int k = 0; k < GS_POL_NR_KNOBS; k++)
 		ks->val[k] = gs_pol_knob_get(p, &gs_pol_knobs[k]);
 }
 
@@ -314,7 +312,7 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 	if (a->reserved[0] || a->reserved[1])
 		return -EINVAL;
 	/* The ranges of the module's netlink policy: the policy's own table. */
-	for (k = 0; k < GS_NR_KNOBS; k++)
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
 		if ((a->mask & (1U << k)) &&
 		    (a->val[k] < gs_pol_knobs[k].min ||
 		     a->val[k] > gs_pol_knobs[k].max))
@@ -324,7 +322,7 @@ static int ctl_set_gpu(const struct gpusched_ctl_set_gpu *a)
 	if (!d)
 		return -ENODEV;
 	p = d->pol.p;
-	for (k = 0; k < GS_NR_KNOBS; k++)
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
 		if (a->mask & (1U << k))
 			gs_pol_knob_set(&p, &gs_pol_knobs[k], a->val[k]);
 	now = now_ns();

@@ -71,19 +71,10 @@ static const char *const client_attr_names[GPUSCHED_A_CLIENT_MAX + 1] = {
 	[GPUSCHED_A_CLIENT_MEM_LIMIT_PCT] = "mem_limit",
 };
 
+/* The knobs' attributes are named by the policy's knob table. */
 static const char *const gpu_attr_names[GPUSCHED_A_GPU_MAX + 1] = {
 	[GPUSCHED_A_GPU_INDEX] = "index",
 	[GPUSCHED_A_GPU_UUID] = "uuid",
-	[GPUSCHED_A_GPU_TIMESLICE_US] = "timeslice_us",
-	[GPUSCHED_A_GPU_GRACE_US] = "grace_us",
-	[GPUSCHED_A_GPU_MIN_GRANT_US] = "min_grant_us",
-	[GPUSCHED_A_GPU_STARVE_US] = "starve_us",
-	[GPUSCHED_A_GPU_WINDOW_US] = "window_us",
-	[GPUSCHED_A_GPU_LATENCY_PCT] = "latency_pct",
-	[GPUSCHED_A_GPU_LATENCY_QUEUE_US] = "latency_queue_us",
-	[GPUSCHED_A_GPU_HANDOVER_US] = "handover_us",
-	[GPUSCHED_A_GPU_MEM_DEFAULT_PCT] = "mem_default_pct",
-	[GPUSCHED_A_GPU_MEM_RESERVE_MB] = "mem_reserve_mb",
 };
 
 const char *gs_nl_client_attr_name(int attr)
@@ -95,6 +86,11 @@ const char *gs_nl_client_attr_name(int attr)
 
 const char *gs_nl_gpu_attr_name(int attr)
 {
+	int k;
+
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
+		if (gs_pol_knobs[k].nl_attr == attr)
+			return gs_pol_knobs[k].name;
 	if (attr > 0 && attr <= GPUSCHED_A_GPU_MAX && gpu_attr_names[attr])
 		return gpu_attr_names[attr];
 	return "?";
@@ -419,9 +415,9 @@ static int parse_gpu(struct nlmsghdr *nlh, struct gs_gpu_rec *g)
 	    nla_len(tb[GPUSCHED_A_GPU_UUID]) == GPUSCHED_UUID_LEN)
 		memcpy(g->uuid, nla_data(tb[GPUSCHED_A_GPU_UUID]),
 		       GPUSCHED_UUID_LEN);
-	for (k = 0; k < GS_NR_KNOBS; k++) {
-		if (tb[gs_knobs[k].attr]) {
-			get_u32(tb, gs_knobs[k].attr, &g->knobs.val[k]);
+	for (k = 0; k < GS_POL_NR_KNOBS; k++) {
+		if (tb[gs_pol_knobs[k].nl_attr]) {
+			get_u32(tb, gs_pol_knobs[k].nl_attr, &g->knobs.val[k]);
 			g->knobs.mask |= 1U << k;
 		}
 	}
@@ -571,9 +567,9 @@ int gs_nl_set_gpu(struct gs_nl *nl, uint32_t index,
 		return -ENOMEM;
 	if (nla_put_u32(msg, GPUSCHED_A_GPU_INDEX, index))
 		goto nomem;
-	for (k = 0; k < GS_NR_KNOBS; k++)
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
 		if ((ks->mask & (1U << k)) &&
-		    nla_put_u32(msg, gs_knobs[k].attr, ks->val[k]))
+		    nla_put_u32(msg, gs_pol_knobs[k].nl_attr, ks->val[k]))
 			goto nomem;
 	return gs_request(nl, msg, &r);
 nomem:

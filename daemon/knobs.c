@@ -8,53 +8,19 @@
 
 #include "knobs.h"
 
-/*
- * The ranges are those of gs_pol_check_params() in kmod/policy.c (and of
- * the module's netlink policy); tests/unit/test_policyfile.c checks every
- * bound against that function, so the two cannot drift apart silently.
- */
-const struct gs_knob_info gs_knobs[GS_NR_KNOBS] = {
-	[GS_KNOB_TIMESLICE] = { "timeslice_us", GPUSCHED_A_GPU_TIMESLICE_US,
-		100, 10000000, "slice a holder keeps the token while others wait" },
-	[GS_KNOB_GRACE] = { "grace_us", GPUSCHED_A_GPU_GRACE_US,
-		1000, 10000000, "time a holder has to release once asked" },
-	[GS_KNOB_MIN_GRANT] = { "min_grant_us", GPUSCHED_A_GPU_MIN_GRANT_US,
-		10, 1000000, "shortest grant that a cap or budget allows" },
-	[GS_KNOB_STARVE] = { "starve_us", GPUSCHED_A_GPU_STARVE_US,
-		1000, 60000000, "a batch client waiting this long is served next" },
-	[GS_KNOB_WINDOW] = { "window_us", GPUSCHED_A_GPU_WINDOW_US,
-		1000, 10000000, "burst allowed by caps and the latency budget" },
-	[GS_KNOB_LATENCY_PCT] = { "latency_pct", GPUSCHED_A_GPU_LATENCY_PCT,
-		0, 90, "token time the latency class may take first, percent" },
-	[GS_KNOB_LATENCY_QUEUE] = { "latency_queue_us", GPUSCHED_A_GPU_LATENCY_QUEUE_US,
-		10, 1000000, "GPU time a holder keeps queued beside a latency client" },
-	[GS_KNOB_HANDOVER] = { "handover_us", GPUSCHED_A_GPU_HANDOVER_US,
-		0, 1000000, "work a yielding holder may leave running" },
-	[GS_KNOB_MEM_DEFAULT_PCT] = { "mem_default_pct", GPUSCHED_A_GPU_MEM_DEFAULT_PCT,
-		0, 100, "memory limit of clients without their own, percent of theirs" },
-	[GS_KNOB_MEM_RESERVE] = { "mem_reserve_mb", GPUSCHED_A_GPU_MEM_RESERVE_MB,
-		0, 1U << 24, "device memory no client's limit may claim, MiB" },
-};
-
 int gs_knob_find(const char *name)
 {
 	int i;
 
-	for (i = 0; i < GS_NR_KNOBS; i++)
-		if (!strcmp(gs_knobs[i].name, name))
+	for (i = 0; i < GS_POL_NR_KNOBS; i++)
+		if (!strcmp(gs_pol_knobs[i].name, name))
 			return i;
 	return -1;
 }
 
-static const char *const class_names[] = {
-	[GPUSCHED_CLASS_LATENCY] = "latency",
-	[GPUSCHED_CLASS_NORMAL] = "normal",
-	[GPUSCHED_CLASS_BATCH] = "batch",
-};
-
 const char *gs_class_name(uint32_t class)
 {
-	return class <= GPUSCHED_CLASS_MAX ? class_names[class] : "?";
+	return class <= GPUSCHED_CLASS_MAX ? gs_pol_class_names[class] : "?";
 }
 
 int gs_class_parse(const char *s, uint32_t *class)
@@ -62,7 +28,7 @@ int gs_class_parse(const char *s, uint32_t *class)
 	uint32_t i;
 
 	for (i = 0; i <= GPUSCHED_CLASS_MAX; i++) {
-		if (!strcasecmp(s, class_names[i])) {
+		if (!strcasecmp(s, gs_pol_class_names[i])) {
 			*class = i;
 			return 0;
 		}
@@ -131,8 +97,10 @@ int gs_client_param_parse(const char *key, const char *value,
 	} else if (!strcmp(key, "class")) {
 		if (gs_class_parse(value, &p->sched_class)) {
 			snprintf(msg, size,
-				 "class \"%s\": expected latency, normal or batch",
-				 value);
+				 "class \"%s\": expected %s, %s or %s", value,
+				 gs_pol_class_names[GPUSCHED_CLASS_LATENCY],
+				 gs_pol_class_names[GPUSCHED_CLASS_NORMAL],
+				 gs_pol_class_names[GPUSCHED_CLASS_BATCH]);
 			return -1;
 		}
 		p->mask |= GPUSCHED_PARAM_CLASS;
@@ -242,18 +210,26 @@ int gs_knob_parse(const char *key, const char *value, struct gs_knob_set *ks,
 		  char *msg, size_t size)
 {
 	int k = gs_knob_find(key);
+	const struct gs_pol_knob *kn;
 	const char *why;
 
 	if (k < 0) {
-		snprintf(msg, size,
-			 "unknown GPU knob \"%s\" (timeslice_us, grace_us, min_grant_us, starve_us, window_us, latency_pct, latency_queue_us, handover_us, mem_default_pct or mem_reserve_mb)",
-			 key);
+		char names[256];
+		size_t n = 0;
+
+		/* "a, b, ... or z", from the table */
+		names[0] = '\0';
+		for (k = 0; k < GS_POL_NR_KNOBS && n < sizeof(names); k++)
+			n += snprintf(names + n, sizeof(names) - n, "%s%s",
+				      !k ? "" : k < GS_POL_NR_KNOBS - 1 ? ", " : " or ",
+				      gs_pol_knobs[k].name);
+		snprintf(msg, size, "unknown GPU knob \"%s\" (%s)", key, names);
 		return -1;
 	}
-	if (gs_parse_u32(value, gs_knobs[k].min, gs_knobs[k].max,
-			 &ks->val[k], &why)) {
+	kn = &gs_pol_knobs[k];
+	if (gs_parse_u32(value, kn->min, kn->max, &ks->val[k], &why)) {
 		snprintf(msg, size, "%s \"%s\": %s (%u..%u)", key, value, why,
-			 gs_knobs[k].min, gs_knobs[k].max);
+			 kn->min, kn->max);
 		return -1;
 	}
 	ks->mask |= 1U << k;

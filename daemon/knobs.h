@@ -14,33 +14,19 @@
 #include <stdint.h>
 #include <linux/gpusched.h>
 
-enum gs_knob {
-	GS_KNOB_TIMESLICE,
-	GS_KNOB_GRACE,
-	GS_KNOB_MIN_GRANT,
-	GS_KNOB_STARVE,
-	GS_KNOB_WINDOW,
-	GS_KNOB_LATENCY_PCT,
-	GS_KNOB_LATENCY_QUEUE,
-	GS_KNOB_HANDOVER,
-	GS_KNOB_MEM_DEFAULT_PCT,
-	GS_KNOB_MEM_RESERVE,
-	GS_NR_KNOBS
-};
+#include "policy.h"
 
-struct gs_knob_info {
-	const char *name;	/* as in sysfs and the module's parameters */
-	int attr;		/* GPUSCHED_A_GPU_* */
-	uint32_t min, max;	/* as kmod/policy.c's gs_pol_check_params() */
-	const char *doc;
-};
-
-extern const struct gs_knob_info gs_knobs[GS_NR_KNOBS];
+/*
+ * The knobs are kmod/policy.c's table, gs_pol_knobs (enum gs_pol_knob_id):
+ * their names, netlink attributes, ranges and help, written once for the
+ * module, the arbiter and the tools. So are the classes' names
+ * (gs_pol_class_names).
+ */
 
 /* A set of knob values; only those in @mask (bit n: knob n) are given. */
 struct gs_knob_set {
 	unsigned int mask;
-	uint32_t val[GS_NR_KNOBS];
+	uint32_t val[GS_POL_NR_KNOBS];
 };
 
 /* The knob called @name, or -1. */

@@ -532,8 +532,8 @@ static void format_gpus(FILE *f, const struct gs_metrics_data *d)
 		}
 	}
 	/* Knobs in base units: seconds, ratios and bytes, by their suffix. */
-	for (k = 0; k < GS_NR_KNOBS; k++) {
-		const char *name = gs_knobs[k].name;
+	for (k = 0; k < GS_POL_NR_KNOBS; k++) {
+		const char *name = gs_pol_knobs[k].name;
 		const char *sfx = strrchr(name, '_') + 1;
 		bool pct = !strcmp(sfx, "pct"), mb = !strcmp(sfx, "mb");
 		char metric[64];
@@ -542,7 +542,7 @@ static void format_gpus(FILE *f, const struct gs_metrics_data *d)
 		snprintf(metric, sizeof(metric), "gpusched_gpu_%.*s_%s",
 			 (int)(sfx - 1 - name), name,
 			 pct ? "ratio" : mb ? "bytes" : "seconds");
-		head(f, metric, "gauge", gs_knobs[k].doc);
+		head(f, metric, "gauge", gs_pol_knobs[k].doc);
 		for (i = 0; i < d->nr_gpus; i++) {
 			uint32_t v = d->gpus[i].knobs.val[k];
 

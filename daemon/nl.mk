@@ -17,7 +17,7 @@ GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o procfs.
 # the daemon.
 GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/ctl/,main.o conn.o util.o rows.o status.o \
 	clients.o top.o set.o watch.o arbctl.o) \
-	$(addprefix $(GSD_DIR)/,genl.o knobs.o procfs.o rules.o nvml.o)
+	$(addprefix $(GSD_DIR)/,genl.o knobs.o procfs.o rules.o nvml.o policy.o mem.o)
 
 $(GSD_DIR)/genl.o: GSD_CFLAGS += $(GSD_NL_CFLAGS)
 
@@ -42,11 +42,11 @@ $(GSD_UNIT_PF): $(GSD_UNIT_PF_SRCS) tests/unit/tap.h daemon/policyfile.h \
 
 GSD_UNIT_METRICS := $(B)/tests/unit/test_metrics
 GSD_UNIT_METRICS_SRCS := tests/unit/test_metrics.c daemon/metrics.c daemon/knobs.c \
-	daemon/nvml.c daemon/dlog.c
+	daemon/nvml.c daemon/dlog.c kmod/policy.c kmod/mem.c
 
 $(GSD_UNIT_METRICS): $(GSD_UNIT_METRICS_SRCS) tests/unit/tap.h daemon/metrics.h \
 		daemon/genl.h daemon/knobs.h daemon/policyfile.h daemon/nvml.h \
-		daemon/dlog.h kmod/uapi/linux/gpusched.h
+		daemon/dlog.h kmod/policy.h $(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(GSD_UNIT_METRICS_SRCS) -ldl -pthread
 

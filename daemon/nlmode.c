@@ -162,13 +162,13 @@ static int module_default(int knob, uint32_t *val)
 	int err = -1;
 
 	snprintf(path, sizeof(path), "/sys/module/gpusched/parameters/%s",
-		 gs_knobs[knob].name);
+		 gs_pol_knobs[knob].name);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
 	if (fgets(buf, sizeof(buf), f)) {
 		buf[strcspn(buf, "\n")] = '\0';
-		err = gs_parse_u32(buf, gs_knobs[knob].min, gs_knobs[knob].max,
+		err = gs_parse_u32(buf, gs_pol_knobs[knob].min, gs_pol_knobs[knob].max,
 				   val, &why);
 	}
 	fclose(f);
@@ -181,10 +181,10 @@ static void knobs_text(char *buf, size_t size, const struct gs_knob_set *ks)
 	int k;
 
 	buf[0] = '\0';
-	for (k = 0; k < GS_NR_KNOBS && n < size; k++)
+	for (k = 0; k < GS_POL_NR_KNOBS && n < size; k++)
 		if (ks->mask & (1U << k))
 			n += snprintf(buf + n, size - n, "%s%s=%u", n ? " " : "",
-				      gs_knobs[k].name, ks->val[k]);
+				      gs_pol_knobs[k].name, ks->val[k]);
 }
 
 /* Give GPU @index the knobs of the policy in force, once per generation. */
@@ -208,7 +208,7 @@ static void gpu_apply(uint32_t index)
 	gs_policy_gpu_knobs(D.pol, rec.uuid, &ks);
 	want = ks.mask;
 	/* What an earlier policy set and this one does not: the default. */
-	for (k = 0; k < GS_NR_KNOBS; k++) {
+	for (k = 0; k < GS_POL_NR_KNOBS; k++) {
 		unsigned int bit = 1U << k;
 
 		if ((g->applied & bit) && !(want & bit) &&
@@ -356,7 +356,7 @@ static enum gs_mem_admit client_admit(const struct gs_client_rec *c,
 	struct gs_gpu_rec g;
 	char text[160];
 	size_t n, i;
-	int err;
+	int err, k;
 
 	if (!D.nl || !D.pol || !gs_policy_admits(D.pol) || !c->has_mem ||
 	    !c->mem_total)
@@ -373,10 +373,10 @@ static enum gs_mem_admit client_admit(const struct gs_client_rec *c,
 		       c->gpu, (unsigned long long)c->id, errtext(err));
 		return GS_ADMIT_OFF;
 	}
-	if (g.knobs.mask & (1U << GS_KNOB_MEM_DEFAULT_PCT))
-		pd.p.mem_default_pct = g.knobs.val[GS_KNOB_MEM_DEFAULT_PCT];
-	if (g.knobs.mask & (1U << GS_KNOB_MEM_RESERVE))
-		pd.p.mem_reserve = (uint64_t)g.knobs.val[GS_KNOB_MEM_RESERVE] << 20;
+	/* The knobs that gs_mem_limit() reads among them. */
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
+		if (g.knobs.mask & (1U << k))
+			gs_pol_knob_set(&pd.p, &gs_pol_knobs[k], g.knobs.val[k]);
 	/* Its own limit: the rule's, else what it has (none if the default). */
 	if (want->mask & GPUSCHED_PARAM_MEM_LIMIT)
 		pc.mem.limit = want->mem_limit;

@@ -51,8 +51,8 @@ struct parser {
 	enum gs_mem_admit *admit;	/* its mem_admission */
 	unsigned int admit_line;	/* where the section set it */
 	/* Line of each key in the section being read, for duplicates. */
-	unsigned int key_line[(int)NR_RULE_KEYS > (int)GS_NR_KNOBS ?
-			      (int)NR_RULE_KEYS : (int)GS_NR_KNOBS];
+	unsigned int key_line[(int)NR_RULE_KEYS > (int)GS_POL_NR_KNOBS ?
+			      (int)NR_RULE_KEYS : (int)GS_POL_NR_KNOBS];
 };
 
 static const char *const match_names[GS_NR_MATCH] = {
@@ -666,7 +666,7 @@ void gs_policy_gpu_knobs(const struct gs_policy *pol,
 
 		if (memcmp(g->uuid, uuid, GPUSCHED_UUID_LEN))
 			continue;
-		for (k = 0; k < GS_NR_KNOBS; k++) {
+		for (k = 0; k < GS_POL_NR_KNOBS; k++) {
 			if (g->knobs.mask & (1U << k)) {
 				out->mask |= 1U << k;
 				out->val[k] = g->knobs.val[k];
@@ -758,26 +758,10 @@ void gs_policy_gpu_params(const struct gs_policy *pol,
 			  struct gs_pol_params *p)
 {
 	struct gs_knob_set ks;
+	int k;
 
 	gs_policy_gpu_knobs(pol, uuid, &ks);
-	if (ks.mask & (1U << GS_KNOB_TIMESLICE))
-		p->slice_ns = ks.val[GS_KNOB_TIMESLICE] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_GRACE))
-		p->grace_ns = ks.val[GS_KNOB_GRACE] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_MIN_GRANT))
-		p->min_grant_ns = ks.val[GS_KNOB_MIN_GRANT] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_STARVE))
-		p->starve_ns = ks.val[GS_KNOB_STARVE] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_WINDOW))
-		p->window_ns = ks.val[GS_KNOB_WINDOW] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_LATENCY_PCT))
-		p->latency_pct = ks.val[GS_KNOB_LATENCY_PCT];
-	if (ks.mask & (1U << GS_KNOB_LATENCY_QUEUE))
-		p->latency_queue_ns = ks.val[GS_KNOB_LATENCY_QUEUE] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_HANDOVER))
-		p->handover_ns = ks.val[GS_KNOB_HANDOVER] * 1000ull;
-	if (ks.mask & (1U << GS_KNOB_MEM_DEFAULT_PCT))
-		p->mem_default_pct = ks.val[GS_KNOB_MEM_DEFAULT_PCT];
-	if (ks.mask & (1U << GS_KNOB_MEM_RESERVE))
-		p->mem_reserve = (uint64_t)ks.val[GS_KNOB_MEM_RESERVE] << 20;
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
+		if (ks.mask & (1U << k))
+			gs_pol_knob_set(p, &gs_pol_knobs[k], ks.val[k]);
 }

@@ -37,38 +37,56 @@ static u64 clamp_span(u64 t)
 	return min_u64(t, GS_MAX_SPAN);
 }
 
-#define GS_KNOB(_id, _name, _attr, _field, _scale, _min, _max, _def)	\
+#define GS_KNOB(_id, _name, _attr, _field, _scale, _min, _max, _def, _doc) \
 	[_id] = {							\
 		.name = _name, .nl_attr = _attr,			\
 		.offset = offsetof(struct gs_pol_params, _field),	\
 		.is_u32 = sizeof(((struct gs_pol_params *)0)->_field) == 4, \
 		.scale = _scale, .min = _min, .max = _max, .def = _def,	\
+		.doc = _doc,						\
 	}
 
 const struct gs_pol_knob gs_pol_knobs[GS_POL_NR_KNOBS] = {
 	GS_KNOB(GS_POL_KNOB_TIMESLICE, "timeslice_us",
-		GPUSCHED_A_GPU_TIMESLICE_US, slice_ns, 1000, 100, 10000000, 20000),
+		GPUSCHED_A_GPU_TIMESLICE_US, slice_ns, 1000, 100, 10000000, 20000,
+		"slice a holder keeps the token while others wait"),
 	GS_KNOB(GS_POL_KNOB_GRACE, "grace_us",
-		GPUSCHED_A_GPU_GRACE_US, grace_ns, 1000, 1000, 10000000, 100000),
+		GPUSCHED_A_GPU_GRACE_US, grace_ns, 1000, 1000, 10000000, 100000,
+		"time a holder has to release once asked"),
 	GS_KNOB(GS_POL_KNOB_MIN_GRANT, "min_grant_us",
-		GPUSCHED_A_GPU_MIN_GRANT_US, min_grant_ns, 1000, 10, 1000000, 500),
+		GPUSCHED_A_GPU_MIN_GRANT_US, min_grant_ns, 1000, 10, 1000000, 500,
+		"shortest grant that a cap or budget allows"),
 	GS_KNOB(GS_POL_KNOB_STARVE, "starve_us",
-		GPUSCHED_A_GPU_STARVE_US, starve_ns, 1000, 1000, 60000000, 1000000),
+		GPUSCHED_A_GPU_STARVE_US, starve_ns, 1000, 1000, 60000000, 1000000,
+		"a batch client waiting this long is served next"),
 	GS_KNOB(GS_POL_KNOB_WINDOW, "window_us",
-		GPUSCHED_A_GPU_WINDOW_US, window_ns, 1000, 1000, 10000000, 100000),
+		GPUSCHED_A_GPU_WINDOW_US, window_ns, 1000, 1000, 10000000, 100000,
+		"burst allowed by caps and the latency budget"),
 	GS_KNOB(GS_POL_KNOB_LATENCY_PCT, "latency_pct",
-		GPUSCHED_A_GPU_LATENCY_PCT, latency_pct, 1, 0, 90, 50),
+		GPUSCHED_A_GPU_LATENCY_PCT, latency_pct, 1, 0, 90, 50,
+		"token time the latency class may take first, percent"),
 	GS_KNOB(GS_POL_KNOB_LATENCY_QUEUE, "latency_queue_us",
 		GPUSCHED_A_GPU_LATENCY_QUEUE_US, latency_queue_ns, 1000, 10,
-		1000000, 300),
+		1000000, 300,
+		"GPU time a holder keeps queued beside a latency client"),
 	GS_KNOB(GS_POL_KNOB_HANDOVER, "handover_us",
-		GPUSCHED_A_GPU_HANDOVER_US, handover_ns, 1000, 0, 1000000, 600),
+		GPUSCHED_A_GPU_HANDOVER_US, handover_ns, 1000, 0, 1000000, 600,
+		"work a yielding holder may leave running"),
 	GS_KNOB(GS_POL_KNOB_MEM_DEFAULT_PCT, "mem_default_pct",
-		GPUSCHED_A_GPU_MEM_DEFAULT_PCT, mem_default_pct, 1, 0, 100, 0),
+		GPUSCHED_A_GPU_MEM_DEFAULT_PCT, mem_default_pct, 1, 0, 100, 0,
+		"memory limit of clients without their own, percent of theirs"),
 	/* MiB, up to 16 TiB. */
 	GS_KNOB(GS_POL_KNOB_MEM_RESERVE, "mem_reserve_mb",
 		GPUSCHED_A_GPU_MEM_RESERVE_MB, mem_reserve, 1U << 20, 0,
-		1U << 24, 0),
+		1U << 24, 0,
+		"device memory no client's limit may claim, MiB"),
+};
+
+/* The classes' names, for the tools (enum gpusched_class). */
+const char *const gs_pol_class_names[GPUSCHED_CLASS_MAX + 1] = {
+	[GPUSCHED_CLASS_LATENCY] = "latency",
+	[GPUSCHED_CLASS_NORMAL] = "normal",
+	[GPUSCHED_CLASS_BATCH] = "batch",
 };
 
 /**

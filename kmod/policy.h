@@ -89,9 +89,11 @@ struct gs_pol_knob {
 	u32 scale;
 	u32 min, max;
 	u32 def;		/* default, in written units */
+	const char *doc;	/* what it does, for the tools' help */
 };
 
 extern const struct gs_pol_knob gs_pol_knobs[GS_POL_NR_KNOBS];
+extern const char *const gs_pol_class_names[GPUSCHED_CLASS_MAX + 1];
 
 /* Knob @k of @p, in written units. */
 u32 gs_pol_knob_get(const struct gs_pol_params *p, const struct gs_pol_knob *k);

@@ -187,7 +187,7 @@ static void conv_gpu(const void *wire, void *rec)
 	memset(r, 0, sizeof(*r));
 	r->index = w.index;
 	memcpy(r->uuid, w.uuid, sizeof(r->uuid));
-	r->knobs.mask = (1U << GS_NR_KNOBS) - 1;
+	r->knobs.mask = (1U << GS_POL_NR_KNOBS) - 1;
 	memcpy(r->knobs.val, w.val, sizeof(r->knobs.val));
 	r->nr_clients = w.nr_clients;
 	r->nr_waiting = w.nr_waiting;

@@ -10,9 +10,9 @@ static void print_knobs_json(const struct gs_knob_set *ks)
 {
 	int k;
 
-	for (k = 0; k < GS_NR_KNOBS; k++)
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
 		if (ks->mask & (1U << k))
-			printf(",\"%s\":%u", gs_knobs[k].name, ks->val[k]);
+			printf(",\"%s\":%u", gs_pol_knobs[k].name, ks->val[k]);
 }
 
 int cmd_status(int argc, char **argv)
@@ -70,9 +70,9 @@ int cmd_status(int argc, char **argv)
 		       dur(g->held_ns, b1, sizeof(b1)),
 		       mem_text(g->mem_reserved, b2));
 		printf(" ");
-		for (k = 0; k < GS_NR_KNOBS; k++)
+		for (k = 0; k < GS_POL_NR_KNOBS; k++)
 			if (g->knobs.mask & (1U << k))
-				printf(" %s=%u", gs_knobs[k].name, g->knobs.val[k]);
+				printf(" %s=%u", gs_pol_knobs[k].name, g->knobs.val[k]);
 		printf("\n");
 	}
 out:

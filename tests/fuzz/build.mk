@@ -71,7 +71,8 @@ LF_BINS := $(FUZZ_DIR)/lf-policyfile $(FUZZ_DIR)/lf-config $(FUZZ_DIR)/lf-arbite
 	$(FUZZ_DIR)/lf-nlevents
 
 $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
-		daemon/knobs.c $(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
+		daemon/knobs.c kmod/policy.c kmod/mem.c $(wildcard daemon/*.h) kmod/policy.h \
+		$(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		libgpusched/memsize.c $(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
@@ -85,8 +86,8 @@ $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/a
 # kernel; the target defines gs_proc_init() itself (no procfs.c).
 $(FUZZ_DIR)/lf-nlevents: tests/fuzz/lf-nlevents.c daemon/genl.c daemon/nlmode.c \
 		daemon/rules.c daemon/policyfile.c daemon/policyload.c daemon/knobs.c \
-		daemon/dlog.c daemon/metrics.c daemon/nvml.c kmod/mem.c \
-		$(wildcard daemon/*.h) kmod/uapi/linux/gpusched.h
+		daemon/dlog.c daemon/metrics.c daemon/nvml.c kmod/policy.c kmod/mem.c \
+		$(wildcard daemon/*.h) kmod/policy.h $(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-nlevents: LF_CFLAGS = $(GSD_NL_CFLAGS)
 $(FUZZ_DIR)/lf-nlevents: LF_LIBS = $(GSD_NL_LIBS)
 

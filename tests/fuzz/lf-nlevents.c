@@ -225,8 +225,8 @@ static struct nl_msg *gpu_msg(uint32_t index, uint32_t seq, int flags)
 
 	nla_put_u32(msg, GPUSCHED_A_GPU_INDEX, index);
 	nla_put(msg, GPUSCHED_A_GPU_UUID, GPUSCHED_UUID_LEN, uuid);
-	for (k = 0; k < GS_NR_KNOBS; k++)
-		nla_put_u32(msg, gs_knobs[k].attr, M.knobs[index].val[k]);
+	for (k = 0; k < GS_POL_NR_KNOBS; k++)
+		nla_put_u32(msg, gs_pol_knobs[k].nl_attr, M.knobs[index].val[k]);
 	nla_put_u32(msg, GPUSCHED_A_GPU_NR_CLIENTS, 1);
 	nla_put_u64(msg, GPUSCHED_A_GPU_GRANTS, 3);
 	return msg;
@@ -459,14 +459,14 @@ static int fake_send(struct nl_sock *sk, struct nl_msg *msg)
 			ack(d, nlh, -ENODEV);
 			break;
 		}
-		for (k = 0; k < GS_NR_KNOBS; k++) {
-			struct nlattr *a = tb[gs_knobs[k].attr];
+		for (k = 0; k < GS_POL_NR_KNOBS; k++) {
+			struct nlattr *a = tb[gs_pol_knobs[k].nl_attr];
 			uint32_t v;
 
 			if (!a)
 				continue;
 			v = nla_get_u32(a);
-			if (v < gs_knobs[k].min || v > gs_knobs[k].max)
+			if (v < gs_pol_knobs[k].min || v > gs_pol_knobs[k].max)
 				abort();
 			M.knobs[i].val[k] = v;
 		}
@@ -932,9 +932,9 @@ static void setup(void)
 	for (k = 0; k < MAX_GPUS; k++) {
 		int j;
 
-		M.knobs[k].mask = (1U << GS_NR_KNOBS) - 1;
-		for (j = 0; j < GS_NR_KNOBS; j++)
-			M.knobs[k].val[j] = gs_knobs[j].min;
+		M.knobs[k].mask = (1U << GS_POL_NR_KNOBS) - 1;
+		for (j = 0; j < GS_POL_NR_KNOBS; j++)
+			M.knobs[k].val[j] = gs_pol_knobs[j].min;
 	}
 	D.nl = fake_nl();
 	D.ev = calloc(1, sizeof(*D.ev));

@@ -47,9 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i <= pol->nr_gpus; i++) {
 		gs_policy_gpu_knobs(pol, i < pol->nr_gpus ? pol->gpus[i].uuid : uuid,
 				    &ks);
-		for (k = 0; k < GS_NR_KNOBS; k++)
+		for (k = 0; k < GS_POL_NR_KNOBS; k++)
 			if (ks.mask & (1u << k) &&
-			    (ks.val[k] < gs_knobs[k].min || ks.val[k] > gs_knobs[k].max))
+			    (ks.val[k] < gs_pol_knobs[k].min || ks.val[k] > gs_pol_knobs[k].max))
 				abort();
 	}
 	gs_policy_free(pol);

@@ -7,12 +7,14 @@
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ "$BACKEND" = arbiter ] || { echo "1..0 # SKIP the arbiter's own test"; exit 0; }
+CTL=${GS_CTL:-$(find_file "$t_root/build/daemon/gpuschedctl")} || bail "gpuschedctl not built"
 
 conf=$T/policy.conf
 log=$T/policy-arbiter.log
 cat >"$conf" <<'CONF'
 [gpu]
 timeslice_us = 3000
+mem_reserve_mb = 64
 
 [rule labelled]
 label = policy-test
@@ -36,6 +38,9 @@ check "a client with the rule's label gets the rule" \
 client "$GS_CLIENT" --kernel-us 200 --seconds 0.3 >/dev/null 2>>"$log"
 check "a client without it does not" \
 	test "$(grep -c 'rule labelled applied' "$log")" = 1
+"$CTL" --socket "$GPUSCHED_ARBITER" status >"$T/status" 2>&1
+check "the file's GPU knobs are the token's, the memory ones too" \
+	grep -q 'timeslice_us=3000 .*mem_reserve_mb=64' "$T/status"
 
 # A broken file on SIGHUP: refused with its line, the old policy stays.
 printf '[rule broken]\nweight = lots\n' >"$conf"

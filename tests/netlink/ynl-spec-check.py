@@ -12,8 +12,8 @@ kernel netlink spec and says what the uAPI header says:
    the same enumerators and constants, with the same values, as
    kmod/uapi/linux/gpusched.h (compiled and compared, not text-diffed);
 4. its range checks of the GPU knobs and client parameters are those of
-   gpuschedd's table (daemon/knobs.c), which the unit tests hold to the
-   module's policy.
+   the one knob table (kmod/policy.c) that the module, the arbiter,
+   gpuschedd and gpuschedctl use.
 """
 import os
 import re
@@ -129,7 +129,7 @@ def main():
                 ok(not diff and a, 'the uAPI generated from the spec matches '
                    f'kmod/uapi/linux/gpusched.h ({len(names)} names)', '\n'.join(diff))
 
-        # 4. Range checks of the spec against daemon/knobs.c.
+        # 4. Range checks of the spec against the knob table of kmod/policy.c.
         want = {}
         for s in spec['attribute-sets']:
             for a in s['attributes']:
@@ -140,22 +140,23 @@ def main():
                     lo = consts.get(c.get('min'), c.get('min', 0))
                     hi = consts.get(c.get('max'), c.get('max', 0xffffffff))
                     want[a['name'].replace('-', '_')] = (lo, hi)
-        src = ('#include <stdio.h>\n#include "knobs.h"\nint main(void)\n{\n'
-               '\tfor (int k = 0; k < GS_NR_KNOBS; k++)\n'
-               '\t\tprintf("%s %u %u\\n", gs_knobs[k].name, gs_knobs[k].min, gs_knobs[k].max);\n'
+        src = ('#include <stdio.h>\n#include "policy.h"\nint main(void)\n{\n'
+               '\tfor (int k = 0; k < GS_POL_NR_KNOBS; k++)\n'
+               '\t\tprintf("%s %u %u\\n", gs_pol_knobs[k].name, gs_pol_knobs[k].min,\n'
+               '\t\t       gs_pol_knobs[k].max);\n'
                '\tprintf("weight %u %u\\n", GPUSCHED_WEIGHT_MIN, GPUSCHED_WEIGHT_MAX);\n'
                '\tprintf("cap_pct 0 100\\n");\n'
                '\treturn 0;\n}\n')
         out, err = compile_and_run(src, extra, tmp, 'knobs')
         if out is None:
-            ok(False, 'the spec\'s range checks are gpuschedd\'s', err)
+            ok(False, 'the spec\'s range checks are the knob table\'s', err)
         else:
             bad = []
             for line in out.splitlines():
                 name, lo, hi = line.split()
                 if want.get(name) != (int(lo), int(hi)):
-                    bad.append(f'{name}: spec {want.get(name)}, knobs.c ({lo}, {hi})')
-            ok(not bad, 'the spec\'s range checks are gpuschedd\'s (and so the module\'s)',
+                    bad.append(f'{name}: spec {want.get(name)}, policy.c ({lo}, {hi})')
+            ok(not bad, 'the spec\'s range checks are the knob table\'s (module and tools)',
                '\n'.join(bad))
     return 1 if failed else 0
 

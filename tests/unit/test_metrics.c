@@ -22,11 +22,11 @@ static const struct gs_gpu_rec gpus[] = {
 	{
 		.index = 0,
 		.uuid = { 0x67, 0x73, 0x54, 0x45, 0x53, 0x54, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x41 },
-		.knobs = { .mask = 1U << GS_KNOB_TIMESLICE | 1U << GS_KNOB_LATENCY_PCT |
-				   1U << GS_KNOB_MEM_DEFAULT_PCT | 1U << GS_KNOB_MEM_RESERVE,
-			   .val = { [GS_KNOB_TIMESLICE] = 2500, [GS_KNOB_LATENCY_PCT] = 50,
-				    [GS_KNOB_MEM_DEFAULT_PCT] = 25,
-				    [GS_KNOB_MEM_RESERVE] = 1024 } },
+		.knobs = { .mask = 1U << GS_POL_KNOB_TIMESLICE | 1U << GS_POL_KNOB_LATENCY_PCT |
+				   1U << GS_POL_KNOB_MEM_DEFAULT_PCT | 1U << GS_POL_KNOB_MEM_RESERVE,
+			   .val = { [GS_POL_KNOB_TIMESLICE] = 2500, [GS_POL_KNOB_LATENCY_PCT] = 50,
+				    [GS_POL_KNOB_MEM_DEFAULT_PCT] = 25,
+				    [GS_POL_KNOB_MEM_RESERVE] = 1024 } },
 		.nr_clients = 2, .nr_waiting = 1, .holder_pid = 42,
 		.grants = 7, .overruns = 1, .held_ns = 1500000000,
 		.mem_reserved = 3ULL << 30,

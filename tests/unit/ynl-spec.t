@@ -4,7 +4,7 @@
 # The YNL spec of the netlink family, Documentation/netlink/specs/
 # gpusched.yaml, against the kernel's schema and generator (from
 # linux-source-6.12, extracted into build/ynl) and against the uAPI header
-# and gpuschedd's ranges. See tests/netlink/ynl-spec-check.py.
+# and the knob table's ranges (kmod/policy.c). See tests/netlink/ynl-spec-check.py.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
 cd "$top" || exit 1
@@ -24,4 +24,4 @@ for m in yaml jsonschema; do
 done
 exec "$PYTHON" tests/netlink/ynl-spec-check.py build/ynl \
 	Documentation/netlink/specs/gpusched.yaml kmod/uapi \
-	-D_GNU_SOURCE -Ikmod/uapi -Idaemon daemon/knobs.c
+	-D_GNU_SOURCE -Ikmod/uapi -Ikmod -Iinclude kmod/policy.c kmod/mem.c
