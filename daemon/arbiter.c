@@ -380,6 +380,7 @@ void client_close(struct arb_client *c, const char *why)
 		else
 			d->last = c->dprev;
 		gs_pol_client_exit(&c->dev->pol, &c->pol, now, &fx);
+		uid_put(d, c->cred.uid);
 		/* With a reason always; a plain close with --verbose. */
 		gs_log(why ? LOG_INFO : LOG_DEBUG, "gpu%u: pid %d detached%s%s",
 		       c->dev->index, (int)c->cred.pid, why ? ": " : "",

@@ -14,6 +14,7 @@ struct arb_options {
 	const char *metrics_addr;	/* serve Prometheus metrics here */
 	struct gs_pol_params params;
 	unsigned int max_gpus;
+	unsigned int max_clients_per_uid;	/* on one GPU; 0: no limit */
 	unsigned int rt_priority;	/* SCHED_FIFO priority; 0: not real-time */
 	uint64_t poll_ns;		/* poll this long after a request */
 	bool verbose;

@@ -32,6 +32,7 @@ struct arb_dev {
 	unsigned int index;
 	struct gs_pol_dev pol;
 	bool knobs_set;			/* by gpuschedctl: kept when unused */
+	void *uids;			/* tsearch(3) tree of struct arb_uid */
 	/* Its clients in attach order, which is id order (dumps resume by id). */
 	struct arb_client *first, *last;
 };
@@ -147,6 +148,8 @@ void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 	   int memfd);
 /* Hold back (@on) or release @c's reply to a blocking request. */
 void park(struct arb_client *c, bool on);
+/* One client of user @uid fewer on @d (see cmd_attach()). */
+void uid_put(struct arb_dev *d, uid_t uid);
 /* Tell the clients what the policy decided; after every policy call. */
 void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now);
 /* Set @c's parameters; unless @priv, only lowering its share. */

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,63 @@ static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
 	return d;
 }
 
+/*
+ * A user's clients on one GPU, counted against --max-clients-per-uid as
+ * the module counts max_clients_per_uid: the user is the uid that
+ * SO_PEERCRED gave, and root is exempt (the module: CAP_SYS_RESOURCE).
+ */
+struct arb_uid {
+	uid_t uid;
+	unsigned int n;
+};
+
+static int uid_cmp(const void *a, const void *b)
+{
+	uid_t x = ((const struct arb_uid *)a)->uid;
+	uid_t y = ((const struct arb_uid *)b)->uid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One client of @c's user more on @d: 0, -EUSERS (its limit) or -ENOMEM. */
+static int uid_get(struct arb_dev *d, const struct arb_client *c)
+{
+	struct arb_uid key = { .uid = c->cred.uid }, *u;
+	unsigned int limit = A.o->max_clients_per_uid;
+	void *found = tfind(&key, &d->uids, uid_cmp);
+
+	if (found) {
+		u = *(struct arb_uid **)found;
+		if (limit && u->n >= limit && c->cred.uid != 0)
+			return -EUSERS;
+		u->n++;
+		return 0;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	*u = (struct arb_uid){ .uid = key.uid, .n = 1 };
+	if (!tsearch(u, &d->uids, uid_cmp)) {
+		free(u);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void uid_put(struct arb_dev *d, uid_t uid)
+{
+	struct arb_uid key = { .uid = uid }, *u;
+	void *found = tfind(&key, &d->uids, uid_cmp);
+
+	if (!found)
+		return;
+	u = *(struct arb_uid **)found;
+	if (--u->n)
+		return;
+	tdelete(&key, &d->uids, uid_cmp);
+	free(u);
+}
+
 /* The status page: a sealed memfd, written here, mapped read-only there. */
 static int page_create(struct arb_client *c, int *memfd)
 {
@@ -232,9 +290,14 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	d = dev_get(a->uuid, &err);
 	if (!d)
 		goto out;
-	err = page_create(c, &memfd);
+	err = uid_get(d, c);
 	if (err)
 		goto out;
+	err = page_create(c, &memfd);
+	if (err) {
+		uid_put(d, c->cred.uid);
+		goto out;
+	}
 	now = now_ns();
 	c->dev = d;
 	c->id = ++A.next_id;

@@ -66,6 +66,9 @@ static void usage(FILE *f)
 	}
 	fprintf(f,
 "  --max-gpus N           tokens to create at most (default 16)\n"
+"  --max-clients-per-uid N\n"
+"                         clients one user may attach to one GPU (0: no\n"
+"                         limit; root is exempt; default %u)\n"
 "  --rt-priority N        run at SCHED_FIFO priority N (1-99; default 0: do\n"
 "                         not): hand-overs then wait for no other task's\n"
 "                         time on the CPU (needs CAP_SYS_NICE)\n"
@@ -73,7 +76,8 @@ static void usage(FILE *f)
 "                         most 1 s) rather than sleep: no wake-up on the\n"
 "                         hand-over's path, for a CPU kept busy meanwhile\n"
 "  -v, --verbose          log every attach and detach\n"
-"  -h, --help             show this help\n");
+"  -h, --help             show this help\n",
+		GS_MAX_CLIENTS_PER_UID);
 }
 
 static int parse_u64(const char *opt, const char *s, unsigned long long max,
@@ -93,13 +97,14 @@ static int parse_u64(const char *opt, const char *s, unsigned long long max,
 
 int main(int argc, char **argv)
 {
-	enum { O_SOCKET = 256, O_MAXGPUS, O_RTPRIO, O_POLL };
+	enum { O_SOCKET = 256, O_MAXGPUS, O_MAXUID, O_RTPRIO, O_POLL };
 	static const struct option fixed[] = {
 		{ "arbiter", no_argument, NULL, 'a' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "max-gpus", required_argument, NULL, O_MAXGPUS },
+		{ "max-clients-per-uid", required_argument, NULL, O_MAXUID },
 		{ "rt-priority", required_argument, NULL, O_RTPRIO },
 		{ "poll-us", required_argument, NULL, O_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -110,6 +115,7 @@ int main(int argc, char **argv)
 		.socket_path = GPUSCHED_ARBITER_SOCKET,
 		.config = GS_POLICY_DEFAULT_PATH,
 		.max_gpus = 16,
+		.max_clients_per_uid = GS_MAX_CLIENTS_PER_UID,
 	};
 	size_t n = sizeof(fixed) / sizeof(fixed[0]);
 	unsigned long long v;
@@ -160,6 +166,11 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.max_gpus = (unsigned int)v;
+			break;
+		case O_MAXUID:
+			if (parse_u64("--max-clients-per-uid", optarg, UINT_MAX, &v))
+				return 2;
+			o.max_clients_per_uid = (unsigned int)v;
 			break;
 		case O_POLL:
 			if (parse_u64("--poll-us", optarg, 1000000, &v))

@@ -14,6 +14,13 @@
 				 GPUSCHED_ACQUIRE_DUE | GPUSCHED_ACQUIRE_NUDGE)
 #define GS_PARAM_MASK		(GPUSCHED_PARAM_WEIGHT | GPUSCHED_PARAM_CLASS | \
 				 GPUSCHED_PARAM_CAP | GPUSCHED_PARAM_MEM_LIMIT)
+/*
+ * The default of max_clients_per_uid (the module's parameter, the
+ * arbiter's --max-clients-per-uid): clients one user may attach to one
+ * GPU. Enough for every process of a user's job on one GPU; it keeps one
+ * user from filling a token with clients.
+ */
+#define GS_MAX_CLIENTS_PER_UID	256
 /* What both token services (module and arbiter) report. */
 #define GS_FEATURES		(GPUSCHED_FEAT_DUE | GPUSCHED_FEAT_GPU_TIME | \
 				 GPUSCHED_FEAT_MEM | GPUSCHED_FEAT_NUDGE)

@@ -58,12 +58,10 @@ module_param(dev_mode, uint, 0444);
 MODULE_PARM_DESC(dev_mode, "Permissions of /dev/gpusched (default 0666)");
 
 /*
- * Read at each ATTACH; an administrator may change it at any time. Enough
- * for every process of a user's job on one GPU, and it keeps one user
- * from filling a token with clients (each is a page and a place in the
- * policy's trees).
+ * Read at each ATTACH; an administrator may change it at any time. Each
+ * client is a page and a place in the policy's trees (gs_abi.h).
  */
-unsigned int gs_max_clients_per_uid = 256;
+unsigned int gs_max_clients_per_uid = GS_MAX_CLIENTS_PER_UID;
 module_param_named(max_clients_per_uid, gs_max_clients_per_uid, uint, 0644);
 MODULE_PARM_DESC(max_clients_per_uid,
 		 "Clients one user may attach to one GPU (0: no limit; CAP_SYS_RESOURCE is exempt; default 256)");
