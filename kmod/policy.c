@@ -323,6 +323,13 @@ static bool due_less(struct rb_node *a, const struct rb_node *b)
  * where @node goes: O(log k) for k nodes greater than @node. A client that
  * queues again after its grant has about the greatest virtual time, so a
  * hand-off does not cost O(log n) in the waiters here.
+ *
+ * Not rb_add_cached(): it descends from the root, log2(n) comparisons
+ * for every insert, each on another waiter's node (a cache miss once the
+ * waiters outgrow the cache), where a client queued behind all others
+ * costs one comparison here. The recolouring after the link is amortised
+ * O(1) either way; the worst case here, a node less than all, climbs the
+ * spine and descends again: about twice rb_add_cached()'s comparisons.
  */
 static void queue_insert(struct gs_pol_queue *q, struct rb_node *node,
 			 bool (*less)(struct rb_node *, const struct rb_node *))
