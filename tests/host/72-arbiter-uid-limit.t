@@ -17,41 +17,22 @@ GS_ARB_ARGS="--max-clients-per-uid 3" service 10000 500000
 # Each word: UID:GPU attaches a client of user UID to GPU GPU and keeps it;
 # "close" closes the oldest kept. Prints each attach's errno (0: attached).
 cat >"$T/attach.py" <<'PY'
-import os, socket, struct, sys
-
-WIRE_MAGIC, WIRE_MAX = 0x47505553, 256
-ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0  # _IOW(0xE7, 0, attach)
-
-def attach(path, uid, gpu):
-    os.seteuid(uid)
-    try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(10)
-        s.connect(path)
-    finally:
-        os.seteuid(0)
-    uuid = b"gsUIDLIM" + struct.pack("<Q", gpu)
-    s.send(struct.pack("<II", WIRE_MAGIC, ATTACH_IOC) +
-           (uuid + b"\0" * 24).ljust(WIRE_MAX, b"\0"))
-    data, anc, _, _ = s.recvmsg(8 + WIRE_MAX, socket.CMSG_SPACE(16))
-    for level, typ, fds in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            for i in range(0, len(fds) - len(fds) % 4, 4):
-                os.close(struct.unpack_from("<i", fds, i)[0])
-    return s, -struct.unpack_from("<Ii", data)[1]
+import sys
+sys.path.insert(0, sys.argv[1])
+from arbwire import attach
 
 held, out = [], []
-for word in sys.argv[2:]:
+for word in sys.argv[3:]:
     if word == "close":
         held.pop(0).close()
         continue
     uid, gpu = (int(x) for x in word.split(":"))
-    s, err = attach(sys.argv[1], uid, gpu)
+    s, err = attach(sys.argv[2], b"gsUIDLIM" + gpu.to_bytes(8, "little"), uid)
     out.append(str(err))
     held.append(s)
 print(" ".join(out))
 PY
-attach() { python3 "$T/attach.py" "$GPUSCHED_ARBITER" "$@"; }
+attach() { python3 "$T/attach.py" "$(dirname "$0")" "$GPUSCHED_ARBITER" "$@"; }
 
 u=65534
 v=65533

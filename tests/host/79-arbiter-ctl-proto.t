@@ -14,12 +14,13 @@ CTL=${GS_CTL:-$(find_file "$t_root/build/daemon/gpuschedctl")} || bail "gpusched
 
 service 10000 500000
 
-# The protocol in Python, from the header's layout.
+# The protocol in Python, from the header's layout; ATTACH from arbwire.py.
+cp "$(dirname "$0")/arbwire.py" "$T/"
 cat >"$T/ctl.py" <<'PY'
 import errno, os, socket, struct, sys
+from arbwire import WIRE_MAGIC, attach_on, conn
 
-MAGIC, WIRE_MAGIC, VERSION = 0x47504343, 0x47505553, 3
-WIRE_MAX = 256                                 # GPUSCHED_WIRE_MAX
+MAGIC, VERSION = 0x47504343, 3
 GET_GPUS, GET_CLIENTS, SET_GPU, SET_CLIENT, SUBSCRIBE, EV_ATTACH = 1, 2, 3, 4, 5, 6
 F_MULTI, F_DONE = 1, 2
 HDR = struct.Struct("<IHHIIiHH")            # struct gpusched_ctl_hdr, 24 bytes
@@ -27,15 +28,8 @@ CLIENT = struct.Struct("<QII16sIIQIIII6Q4Q2Q")  # struct gpusched_ctl_client, 16
 SET_GPU_S = struct.Struct("<II10I2Q")        # 64
 SET_CLIENT_S = struct.Struct("<QIIII4I2Q")   # 56: params end mem_limit, reserved
 FILTER = struct.Struct("<IIQ")               # 16
-ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0   # _IOW(0xE7, 0, struct gpusched_attach)
 assert HDR.size == 24 and CLIENT.size == 160 and SET_GPU_S.size == 64
 assert SET_CLIENT_S.size == 56
-
-def conn(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(10)
-    s.connect(path)
-    return s
 
 def msg(cmd, recs=b"", seq=1, rec_size=None, nr=None, version=VERSION, flags=0,
         error=0, magic=MAGIC):
@@ -74,14 +68,7 @@ def set_gpu(index=0, mask=1, vals=(10000, 500000, 500, 1000000, 100000, 50, 200,
     return SET_GPU_S.pack(index, mask, *vals, *res)
 
 def attach(s, uuid):
-    s.send(struct.pack("<II", WIRE_MAGIC, ATTACH_IOC) +
-           (uuid + b"\0" * 24).ljust(WIRE_MAX, b"\0"))
-    data, anc, _, _ = s.recvmsg(8 + WIRE_MAX, socket.CMSG_SPACE(16))
-    for level, typ, fds in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            for i in range(0, len(fds) - len(fds) % 4, 4):
-                os.close(struct.unpack_from("<i", fds, i)[0])
-    magic, ret = struct.unpack_from("<Ii", data)
+    magic, ret = attach_on(s, uuid)
     assert magic == WIRE_MAGIC
     return ret
 PY

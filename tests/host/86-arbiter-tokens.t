@@ -15,31 +15,16 @@ GS_ARB_ARGS="--max-gpus 2" service 10000 500000
 # ATTACH on the wire (include/gpusched/arbiter_wire.h): one connection per
 # client; prints the errno (0: attached) and keeps it open while asked.
 cat >"$T/attach.py" <<'PY'
-import os, socket, struct, sys
+import sys
+sys.path.insert(0, sys.argv[1])
+from arbwire import attach
 
-WIRE_MAGIC, WIRE_MAX = 0x47505553, 256
-ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0  # _IOW(0xE7, 0, attach)
-
-def attach(path, n):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    s.settimeout(10)
-    s.connect(path)
-    uuid = b"gsARBTOK" + struct.pack("<Q", n)
-    s.send(struct.pack("<II", WIRE_MAGIC, ATTACH_IOC) +
-           (uuid + b"\0" * 24).ljust(WIRE_MAX, b"\0"))
-    data, anc, _, _ = s.recvmsg(8 + WIRE_MAX, socket.CMSG_SPACE(16))
-    for level, typ, fds in anc:
-        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
-            for i in range(0, len(fds) - len(fds) % 4, 4):
-                os.close(struct.unpack_from("<i", fds, i)[0])
-    return s, -struct.unpack_from("<Ii", data)[1]
-
-path = sys.argv[1]
+path = sys.argv[2]
 held = []
 out = []
-for word in sys.argv[2:]:
+for word in sys.argv[3:]:
     keep = word.startswith("+")
-    s, err = attach(path, int(word.lstrip("+")))
+    s, err = attach(path, b"gsARBTOK" + int(word.lstrip("+")).to_bytes(8, "little"))
     out.append(str(err))
     if keep:
         held.append(s)
@@ -47,7 +32,7 @@ for word in sys.argv[2:]:
         s.close()
 print(" ".join(out))
 PY
-attach() { python3 "$T/attach.py" "$GPUSCHED_ARBITER" "$@"; }
+attach() { python3 "$T/attach.py" "$(dirname "$0")" "$GPUSCHED_ARBITER" "$@"; }
 gpus() { "$CTL" --socket "$GPUSCHED_ARBITER" --json status |
 	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["gpus"]))'; }
 

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The arbiter's wire (include/gpusched/arbiter_wire.h), for the host tests
+that speak it from Python: a connection, and ATTACH on it."""
+import os
+import socket
+import struct
+
+WIRE_MAGIC, WIRE_MAX = 0x47505553, 256
+ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0  # _IOW(0xE7, 0, attach)
+
+
+def conn(path, euid=None):
+    """A connection to the arbiter at path, made with effective uid euid
+    (what SO_PEERCRED reports) when given; the caller is then root."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(10)
+    if euid is not None:
+        os.seteuid(euid)
+    try:
+        s.connect(path)
+    finally:
+        if euid is not None:
+            os.seteuid(0)
+    return s
+
+
+def attach_on(s, uuid):
+    """ATTACH the 16-byte uuid on s; closes the status page's descriptor.
+    Returns the reply's (magic, ret), ret 0 or a negative errno."""
+    s.send(struct.pack("<II", WIRE_MAGIC, ATTACH_IOC) +
+           (uuid + b"\0" * 24).ljust(WIRE_MAX, b"\0"))
+    data, anc, _, _ = s.recvmsg(8 + WIRE_MAX, socket.CMSG_SPACE(16))
+    for level, typ, fds in anc:
+        if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+            for i in range(0, len(fds) - len(fds) % 4, 4):
+                os.close(struct.unpack_from("<i", fds, i)[0])
+    return struct.unpack_from("<Ii", data)
+
+
+def attach(path, uuid, euid=None):
+    """A new client of the arbiter at path attached to uuid: (the
+    connection, 0 or the errno of the refusal)."""
+    s = conn(path, euid)
+    return s, -attach_on(s, uuid)[1]
