@@ -36,6 +36,22 @@ $(B)/tests/unit/test_mem-san: $(UNIT_MEM_DEPS)
 
 USER_TARGETS += $(B)/tests/unit/test_mem $(B)/tests/unit/test_mem-san
 
+# What the services tell clients (kmod/status.c), the same two ways;
+# tests/unit/status.t.
+UNIT_STATUS_SRCS := tests/unit/test_status.c kmod/status.c kmod/policy.c kmod/mem.c
+UNIT_STATUS_DEPS := $(UNIT_STATUS_SRCS) tests/unit/tap.h kmod/policy.h kmod/gs_abi.h \
+	$(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
+
+$(B)/tests/unit/test_status: $(UNIT_STATUS_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -o $@ $(UNIT_STATUS_SRCS)
+
+$(B)/tests/unit/test_status-san: $(UNIT_STATUS_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -o $@ $(UNIT_STATUS_SRCS)
+
+USER_TARGETS += $(B)/tests/unit/test_status $(B)/tests/unit/test_status-san
+
 # The library's period tracker (libgpusched/period.c), the same two ways;
 # tests/unit/period.t runs both.
 UNIT_PERIOD_SRCS := tests/unit/test_period.c libgpusched/period.c
