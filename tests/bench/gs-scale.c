@@ -7,7 +7,13 @@
  * For each client count N it attaches N clients to one new GPU token; N-1
  * of them (or W, with -w) wait, each in a thread of its own, and pass the
  * token round: every holder releases at once, and the next holder's
- * ACQUIRE returns. The other clients stay attached and idle.
+ * ACQUIRE returns. The other clients stay attached and idle. With -H HOT,
+ * the first HOT waiters have the greatest weight and the others the least,
+ * so that most hand-offs pass the token among the same HOT clients while
+ * all the waiters stay in the policy's trees: what the number of waiters
+ * costs apart from the memory of clients not served for long. Every waiter
+ * starts at the same virtual time, so the first round serves each once:
+ * with -H those hand-offs are not timed.
  * It reports
  *  - the hand-off latency: from the holder's RELEASE call to the return
  *    of the next holder's ACQUIRE, on CLOCK_MONOTONIC (p50, p99);
@@ -21,7 +27,7 @@
  * check with TAP output: every grant taken, never two holders at once, the
  * dump lists every client. That run joins the VM suite.
  *
- * Usage: gs-scale [-g GRANTS] [-w WAITERS] N...   (a table row for each N)
+ * Usage: gs-scale [-g GRANTS] [-w WAITERS] [-H HOT] N...   (a row for each N)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,16 +60,18 @@ struct result {
 	uint64_t p50, p99, max;
 	struct phase_hold attach, handoff, dump, set, close;
 	unsigned int listed, set_matched, overlaps, errors, served, revoked;
+	unsigned int served_hot;
 	double seconds;
 };
 
 struct run {
 	int *fds;
-	unsigned int n, waiters, grants;
+	unsigned int n, waiters, grants, hot;
+	unsigned int skip;		/* hand-offs not timed, first */
 	_Atomic uint64_t release_ns;
 	atomic_uint next;		/* grants taken */
 	atomic_uint holders;
-	atomic_uint overlaps, errors, served, revoked;
+	atomic_uint overlaps, errors, served, revoked, served_hot;
 	atomic_bool stop;
 	uint64_t *lat;
 };
@@ -158,6 +166,7 @@ static long long sysfs_number(unsigned int gpu, const char *attr)
 struct waiter_arg {
 	struct run *r;
 	int fd;
+	bool hot;
 };
 
 static int sysfs_write(unsigned int gpu, const char *attr, const char *v)
@@ -203,9 +212,15 @@ static void *waiter_fn(void *p)
 		stop = atomic_load(&r->stop);
 		if (!stop) {
 			i = atomic_fetch_add(&r->next, 1);
-			if (i < r->grants)
-				r->lat[i] = t - rel;
-			if (i + 1 >= r->grants)
+			/* The lock holds, too, counted from the first timed. */
+			if (r->skip && i == r->skip)
+				hold_write("1");
+			if (i >= r->skip && i - r->skip < r->grants) {
+				r->lat[i - r->skip] = t - rel;
+				if (w->hot)
+					atomic_fetch_add(&r->served_hot, 1);
+			}
+			if (i + 1 >= r->grants + r->skip)
 				atomic_store(&r->stop, true);
 		}
 		atomic_fetch_sub(&r->holders, 1);
@@ -269,8 +284,8 @@ static int set_by_pid(unsigned int gpu)
 	return err;
 }
 
-static void one_run(unsigned int n, unsigned int waiters, unsigned int grants,
-		    unsigned int uuid_id, struct result *res)
+static void one_run(unsigned int n, unsigned int waiters, unsigned int hot,
+		    unsigned int grants, unsigned int uuid_id, struct result *res)
 {
 	struct gpusched_attach at = { 0 };
 	struct gpusched_client_info ci = { 0 };
@@ -287,6 +302,8 @@ static void one_run(unsigned int n, unsigned int waiters, unsigned int grants,
 	r.n = n;
 	r.waiters = waiters && waiters < n ? waiters : n - 1;
 	r.grants = grants;
+	r.hot = hot;
+	r.skip = hot ? r.waiters : 0;
 	r.fds = calloc(n, sizeof(*r.fds));
 	r.lat = calloc(grants, sizeof(*r.lat));
 	threads = calloc(n, sizeof(*threads));
@@ -325,9 +342,20 @@ static void one_run(unsigned int n, unsigned int waiters, unsigned int grants,
 		die("acquire", -err);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, STACK_SIZE);
+	for (i = 0; hot && i < r.waiters; i++) {
+		struct gpusched_params p = {
+			.mask = GPUSCHED_PARAM_WEIGHT,
+			.weight = i < hot ? GPUSCHED_WEIGHT_MAX : GPUSCHED_WEIGHT_MIN,
+		};
+
+		err = ioc(r.fds[i], GPUSCHED_IOC_SET_PARAMS, &p);
+		if (err)
+			die("SET_PARAMS", -err);
+	}
 	for (i = 0; i < r.waiters; i++) {
 		args[i].r = &r;
 		args[i].fd = r.fds[i];
+		args[i].hot = i < hot;
 		err = pthread_create(&threads[i], &attr, waiter_fn, &args[i]);
 		if (err)
 			die("pthread_create", err);
@@ -363,11 +391,13 @@ static void one_run(unsigned int n, unsigned int waiters, unsigned int grants,
 	hold_read(gpu, &res->close);
 	hold_write("0");
 
-	res->grants = atomic_load(&r.next) < grants ? atomic_load(&r.next) : grants;
+	i = atomic_load(&r.next) > r.skip ? atomic_load(&r.next) - r.skip : 0;
+	res->grants = i < grants ? i : grants;
 	res->overlaps = atomic_load(&r.overlaps);
 	res->errors = atomic_load(&r.errors);
 	res->served = atomic_load(&r.served);
 	res->revoked = atomic_load(&r.revoked);
+	res->served_hot = atomic_load(&r.served_hot);
 	qsort(r.lat, res->grants, sizeof(*r.lat), cmp_u64);
 	if (res->grants) {
 		res->p50 = r.lat[res->grants / 2];
@@ -403,7 +433,7 @@ static int smoke(void)
 
 	setup(n);
 	printf("TAP version 13\n1..4\n");
-	one_run(n, 0, grants, 1, &res);
+	one_run(n, 0, 0, grants, 1, &res);
 	printf("%s 1 - %u grants passed round %u waiters, no error (%u)\n",
 	       res.grants == grants && !res.errors ? "ok" : "not ok",
 	       res.grants, n - 1, res.errors);
@@ -428,7 +458,7 @@ static int smoke(void)
 
 int main(int argc, char **argv)
 {
-	unsigned int grants = 20000, waiters = 0, most = 0, k = 0;
+	unsigned int grants = 20000, waiters = 0, hot = 0, most = 0, k = 0;
 	int i, first = 1;
 
 	if (argc == 1)
@@ -438,6 +468,8 @@ int main(int argc, char **argv)
 			grants = strtoul(argv[first + 1], NULL, 0);
 		else if (!strcmp(argv[first], "-w"))
 			waiters = strtoul(argv[first + 1], NULL, 0);
+		else if (!strcmp(argv[first], "-H"))
+			hot = strtoul(argv[first + 1], NULL, 0);
 		else
 			break;
 		first += 2;
@@ -446,11 +478,11 @@ int main(int argc, char **argv)
 		if (strtoul(argv[i], NULL, 0) > most)
 			most = strtoul(argv[i], NULL, 0);
 	if (most < 2 || !grants) {
-		fprintf(stderr, "usage: gs-scale [-g GRANTS] [-w WAITERS] N... (N >= 2)\n");
+		fprintf(stderr, "usage: gs-scale [-g GRANTS] [-w WAITERS] [-H HOT] N... (N >= 2)\n");
 		return 2;
 	}
 	setup(most);
-	printf("# gs-scale -g %u -w %u:", grants, waiters);
+	printf("# gs-scale -g %u -w %u -H %u:", grants, waiters, hot);
 	for (i = first; i < argc; i++)
 		printf(" %s", argv[i]);
 	printf(" (waiting clients: %s; times in us)\n", waiters ? "-w" : "all but one");
@@ -460,7 +492,7 @@ int main(int argc, char **argv)
 		unsigned int n = strtoul(argv[i], NULL, 0);
 		struct result res;
 
-		one_run(n, waiters, grants, 0x20 + k, &res);
+		one_run(n, waiters, hot, grants, 0x20 + k, &res);
 		printf("| %u | %.1f | %.1f | %.1f / %.1f / %.0f | %.1f / %.0f | %.1f / %.0f | %.1f / %.0f | %.1f / %.0f |\n",
 		       n, us(res.p50), us(res.p99), us(res.handoff.p50_ns),
 		       us(res.handoff.p99_ns), us(res.handoff.max_ns),
@@ -468,8 +500,8 @@ int main(int argc, char **argv)
 		       us(res.dump.p99_ns), us(res.dump.max_ns),
 		       us(res.set.p99_ns), us(res.set.max_ns),
 		       us(res.close.p99_ns), us(res.close.max_ns));
-		printf("# %u clients: %u hand-offs in %.1f s (%u served, %u revoked), %llu holds timed, mean %.1f us; %u listed, %u errors, %u overlaps; longest hand-off hold at %s\n",
-		       n, res.grants, res.seconds, res.served, res.revoked,
+		printf("# %u clients: %u hand-offs in %.1f s (%u served, %u timed of hot clients, %u revoked), %llu holds timed, mean %.1f us; %u listed, %u errors, %u overlaps; longest hand-off hold at %s\n",
+		       n, res.grants, res.seconds, res.served, res.served_hot, res.revoked,
 		       res.handoff.holds,
 		       res.handoff.holds ? us(res.handoff.total_ns) / res.handoff.holds : 0,
 		       res.listed, res.errors, res.overlaps, res.handoff.at);
