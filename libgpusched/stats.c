@@ -114,9 +114,10 @@ void print_stats(void)
 		struct gpusched_info info;
 
 		if (g && !gpusched_info(g, &info))
-			gs_log("stats %s: service grants=%llu overruns=%llu",
+			gs_log("stats %s: service grants=%llu overruns=%llu held_us=%llu",
 			       d->name, (unsigned long long)info.grants,
-			       (unsigned long long)info.overruns);
+			       (unsigned long long)info.overruns,
+			       (unsigned long long)(info.held_ns / 1000));
 	}
 	times_print("grant_wait", &t_grant);
 	times_print("yield_answer", &t_answer);

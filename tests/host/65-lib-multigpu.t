@@ -54,6 +54,14 @@ na=$(asked "$T/a.err")
 nb=$(asked "$T/b.err")
 check "and it is shared: one token, both asked to yield ($na and $nb times)" \
 	sh -c "[ $na -gt 0 ] && [ $nb -gt 0 ]"
-check "fairly ($sa and $sb: the first has $fa of the total, 0.4..0.6)" within "$fa" 0.5 0.1
+# Fairly: the token time the service charged each, at equal weights
+# half each. The work done follows only while both get the CPU to
+# launch, which a loaded host does not promise: it is shown, not judged.
+ha=$(sed -n 's/.* service grants=.* held_us=\([0-9]*\).*/\1/p' "$T/a.err" | head -1)
+hb=$(sed -n 's/.* service grants=.* held_us=\([0-9]*\).*/\1/p' "$T/b.err" | head -1)
+fh=$(awk -v a="${ha:-0}" -v b="${hb:-0}" 'BEGIN { if (a + b) printf "%.3f", a / (a + b); else print -1 }')
+echo "# shares $sa and $sb: the first has $fa of the work done"
+check "fairly: the first was charged $fh of the token's time ($ha and $hb us), 0.4..0.6" \
+	within "$fh" 0.5 0.1
 show a b
 done_testing
