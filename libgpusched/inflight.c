@@ -146,6 +146,12 @@ static uint64_t work_after(struct gs_ctx *cs, unsigned int slot)
 }
 
 
+/* Does the event recorded in @slot take timestamps? Caller holds cs->lock. */
+static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
+{
+	return cs->ev[slot] == cs->ev_t[slot];
+}
+
 /*
  * Event @slot completed, the one before it too (cs->prev): if the two frame
  * one kernel (ev_key), the GPU time between them is a sample of that
@@ -157,7 +163,7 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	float ms;
 
 	if (!cs->ev_key[slot] || !cs->prev_ok ||
-	    !cs->ev_timing[cs->prev] || !cs->ev_timing[slot] ||
+	    !ev_timed(cs, cs->prev) || !ev_timed(cs, slot) ||
 	    cs->ev_mark[cs->prev] + 1 != cs->ev_mark[slot] ||
 	    !real.cuEventElapsedTime ||
 	    real.cuEventElapsedTime(&ms, cs->ev[cs->prev], cs->ev[slot]) !=
@@ -496,7 +502,6 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	    rec(ev, stream) != CUDA_SUCCESS)
 		return false;
 	cs->ev[slot] = ev;
-	cs->ev_timing[slot] = timing || ev == cs->ev_t[slot];
 	cs->ev_mark[slot] = cs->launches;
 	cs->ev_cum[slot] = cs->cum_ns;
 	cs->ev_key[slot] = key;
@@ -523,11 +528,11 @@ static bool time_this(struct gs_ctx *cs, uint64_t key)
 	if (!cs->est.mean || cs->launches >= cs->sample_at ||
 	    dev_sharing(cs->d) == SHARED_LATENCY)
 		return true;
-	k = key ? gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false) :
-		  NULL;
-	return key && (!k || !k->ns);
+	if (!key)
+		return false;
+	k = gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false);
+	return !k || !k->ns;
 }
-
 
 /*
  * How many launches to one timed, and to one event at least, away from a
@@ -563,7 +568,7 @@ bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
 	    !time_this(cs, key))
 		return false;
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
-	    cs->ev_stream[last] == stream && cs->ev_timing[last] &&
+	    cs->ev_stream[last] == stream && ev_timed(cs, last) &&
 	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY)
 		return true;
 	return ev_push(cs, stream, ptsz, 0, true);

@@ -183,11 +183,10 @@ struct gs_ctx {
 	 * launch, and the one just before it) and one that does not (what is
 	 * in flight, the queue bound, a drain): the GPU records the latter
 	 * without the stall a timestamp costs between two kernels. ev[] is
-	 * the one recorded in each slot, ev_timing[] which of the two.
+	 * the one recorded in each slot (ev_timed()).
 	 */
 	CUevent ev_t[GS_RING], ev_n[GS_RING];
 	CUevent ev[GS_RING];
-	bool ev_timing[GS_RING];
 	uint64_t ev_mark[GS_RING];
 	/* cum_ns when each event was recorded. */
 	uint64_t ev_cum[GS_RING];

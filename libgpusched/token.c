@@ -151,11 +151,22 @@ GPUSCHED_API int gpusched_close(struct gpusched *g)
 	return err;
 }
 
+/* ACQUIRE or YIELD @cmd with @a, carrying the pending GPU-time report. */
+static int acquire_cmd(struct gpusched *g, unsigned int cmd,
+		       struct gpusched_acquire *a)
+{
+	int err;
+
+	a->gpu_ns = gpu_take(g);
+	err = g->be->call(g, cmd, a);
+	gpu_sent(g, a->gpu_ns, err);
+	return err;
+}
+
 static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns,
 		    uint32_t due_us)
 {
 	struct gpusched_acquire a = { 0 };
-	int err;
 
 	if (!g)
 		return -EINVAL;
@@ -173,10 +184,7 @@ static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns,
 		a.flags |= GPUSCHED_ACQUIRE_DUE;
 		a.due_us = due_us;
 	}
-	a.gpu_ns = gpu_take(g);
-	err = g->be->call(g, cmd, &a);
-	gpu_sent(g, a.gpu_ns, err);
-	return err;
+	return acquire_cmd(g, cmd, &a);
 }
 
 GPUSCHED_API int gpusched_acquire(struct gpusched *g, int64_t timeout_ns)
@@ -197,16 +205,12 @@ bool gs_due_supported(const struct gpusched *g)
 int gs_nudge(struct gpusched *g)
 {
 	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE };
-	int err;
 
 	if (!g)
 		return -EINVAL;
 	if (!g->st)
 		return -ENOTCONN;
-	a.gpu_ns = gpu_take(g);
-	err = g->be->call(g, GPUSCHED_IOC_ACQUIRE, &a);
-	gpu_sent(g, a.gpu_ns, err);
-	return err;
+	return acquire_cmd(g, GPUSCHED_IOC_ACQUIRE, &a);
 }
 
 bool gs_nudge_supported(const struct gpusched *g)
