@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Work in flight per context: events of our own after every launch, each
- * launch timed on the GPU's clock, the queue bounded by that time, and the
- * waits and drains that keep it so.
+ * Work in flight per context: events of our own after launches, launches
+ * timed on the GPU's clock (each kernel until its length is known, then a
+ * sample), the queue bounded by that time, and the waits and drains that
+ * keep it so.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -513,20 +514,20 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 
 /*
  * Is the launch of @key about to be queued on @cs one to time? Every one
- * beside a latency-class client, whose wait our queue is, bounded kernel
- * by kernel by their lengths; every one of a kernel whose length is not
- * known yet (the queue bound would take it for the mean); else one in
- * about GS_TIME_EVERY, at varied intervals so that a repeating mix of
- * kernels is sampled throughout: a timed launch costs the launching thread
- * a driver call, and the GPU a timestamp between two kernels. Caller holds
- * cs->lock.
+ * of a kernel whose length is not known yet (the queue bound would take
+ * it for the mean); else one in about GS_TIME_EVERY, at varied intervals
+ * so that a repeating mix of kernels is sampled throughout. Beside a
+ * latency-class client too: the queue bound goes by each kernel's length,
+ * learnt per kernel, and a timed launch costs the GPU about 2 us of
+ * timestamp between two kernels (a tenth of a 20 us kernel), where the
+ * plain event that queued() puts after every launch there costs it
+ * nothing. Caller holds cs->lock.
  */
 static bool time_this(struct gs_ctx *cs, uint64_t key)
 {
 	struct gs_klen *k;
 
-	if (!cs->est.mean || cs->launches >= cs->sample_at ||
-	    dev_sharing(cs->d) == SHARED_LATENCY)
+	if (!cs->est.mean || cs->launches >= cs->sample_at)
 		return true;
 	if (!key)
 		return false;
@@ -651,9 +652,12 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		    cs->ev_stream[last] == stream)
 			framed = key;
 		/* Untimed launches get an event now and then, so that
-		 * what is in flight is known (the queue bound, a drain).
+		 * what is in flight is known (the queue bound, a drain);
+		 * every one beside a latency-class client, whose wait our
+		 * queue is, bounded kernel by kernel.
 		 */
 		if ((framed || cs->launches - cs->last_mark >= time_every(cs) / 2 ||
+		     dev_sharing(cs->d) == SHARED_LATENCY ||
 		     time_this(cs, key)) &&
 		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed)
