@@ -82,6 +82,21 @@ $(B)/tests/unit/test_memsize-san: $(UNIT_MEMSIZE_DEPS)
 
 USER_TARGETS += $(B)/tests/unit/test_memsize $(B)/tests/unit/test_memsize-san
 
+# GPUSCHED_DEBUG's syntax (libgpusched/diag.c), the same two ways;
+# tests/unit/diag.t runs both.
+UNIT_DIAG_SRCS := tests/unit/test_diag.c libgpusched/diag.c
+UNIT_DIAG_DEPS := $(UNIT_DIAG_SRCS) tests/unit/tap.h libgpusched/diag.h
+
+$(B)/tests/unit/test_diag: $(UNIT_DIAG_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Ilibgpusched -o $@ $(UNIT_DIAG_SRCS)
+
+$(B)/tests/unit/test_diag-san: $(UNIT_DIAG_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Ilibgpusched -o $@ $(UNIT_DIAG_SRCS)
+
+USER_TARGETS += $(B)/tests/unit/test_diag $(B)/tests/unit/test_diag-san
+
 # The library's launch-length arithmetic (libgpusched/estimate.c), the
 # same two ways; tests/unit/estimate.t runs both.
 UNIT_ESTIMATE_SRCS := tests/unit/test_estimate.c libgpusched/estimate.c
