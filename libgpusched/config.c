@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diag.h"
 #include "internal.h"
 #include "memsize.h"
 #include "tune.h"
@@ -204,6 +205,34 @@ static void tune_read(void)
 	cfg.beside = t_beside;
 }
 
+static void diag_unknown(const char *word, size_t len, void *arg)
+{
+	(void)arg;
+	gs_log("GPUSCHED_DEBUG: ignoring \"%.*s\" (not log, stats, all, 1 or 0)",
+	       (int)len, word);
+}
+
+/*
+ * GPUSCHED_DEBUG, the diagnostics: a list of facilities (diag.h). The
+ * counters had a variable of their own, GPUSCHED_STATS=1: still read, so
+ * that scripts that set it keep their counters, and named once on stderr
+ * with what replaced it. It is not documented.
+ */
+static void diag_read(void)
+{
+	const char *s = getenv("GPUSCHED_STATS");
+	unsigned int diag;
+
+	gs_diag_parse(getenv("GPUSCHED_DEBUG"), &diag, diag_unknown, NULL);
+	if (s && *s) {
+		if (env_bool("GPUSCHED_STATS"))
+			diag |= GS_DIAG_STATS;
+		gs_log("GPUSCHED_STATS is deprecated; use GPUSCHED_DEBUG=stats");
+	}
+	cfg.debug = diag & GS_DIAG_LOG;
+	cfg.stats = diag & GS_DIAG_STATS;
+}
+
 static void config_read(void)
 {
 	static const char *const classes[] = { "latency", "normal", "batch" };
@@ -213,8 +242,7 @@ static void config_read(void)
 	bool mps;
 
 	/* GPUSCHED_DEBUG first: gs_debug() calls gs_config(). */
-	cfg.debug = env_bool("GPUSCHED_DEBUG");
-	cfg.stats = env_bool("GPUSCHED_STATS");
+	diag_read();
 	cfg.weight = (int)env_long("GPUSCHED_WEIGHT", GPUSCHED_WEIGHT_MIN,
 				   GPUSCHED_WEIGHT_MAX, -1, "");
 	cfg.sched_class = env_word("GPUSCHED_CLASS", classes, 3, -1,

@@ -19,7 +19,7 @@
  *    with the service before the driver allocates, and cuMemGetInfo
  *    reports the limit;
  *  - nvml.c: NVML's memory report within the same limit;
- *  - stats.c: GPUSCHED_STATS;
+ *  - stats.c: the counters of GPUSCHED_DEBUG=stats;
  *  - estimate.c and period.c: pure arithmetic, unit-tested.
  * Documentation/library.md describes the gate and its states.
  */
@@ -145,8 +145,8 @@ struct gs_stats {
 extern struct gs_stats stats GS_HIDDEN;
 
 /*
- * The token's way, timed for GPUSCHED_STATS (the last GS_TIMES of each,
- * in microseconds): how long a grant took to come (acquire and yield
+ * The token's way, timed for GPUSCHED_DEBUG=stats (the last GS_TIMES of
+ * each, in microseconds): how long a grant took to come (acquire and yield
  * calls), and how long after a yield was asked the token was given away.
  */
 #define GS_TIMES 4096

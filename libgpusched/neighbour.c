@@ -190,11 +190,11 @@ void early_done(struct gs_dev *d, uint64_t t)
 
 /*
  * Why a latency-class client asked for the token when it launched at @t
- * rather than ahead of its request (ask_early()), for GPUSCHED_STATS: again
- * within a request (the token given back in a gap of it), no period learnt
- * yet, off the beat, or on the beat but not asked ahead. These acquires
- * find a neighbour's queue filled toward the predicted request, not
- * emptied for it. Caller holds d->lock, before self_note().
+ * rather than ahead of its request (ask_early()), for GPUSCHED_DEBUG=stats:
+ * again within a request (the token given back in a gap of it), no period
+ * learnt yet, off the beat, or on the beat but not asked ahead. These
+ * acquires find a neighbour's queue filled toward the predicted request,
+ * not emptied for it. Caller holds d->lock, before self_note().
  */
 atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Per-process statistics, printed at exit with GPUSCHED_STATS=1.
+ * Per-process statistics, printed at exit with GPUSCHED_DEBUG=stats.
  */
 #include <dlfcn.h>
 #include <errno.h>

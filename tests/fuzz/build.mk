@@ -74,7 +74,7 @@ $(FUZZ_DIR)/lf-policyfile: tests/fuzz/lf-policyfile.c daemon/policyfile.c \
 		daemon/knobs.c kmod/policy.c kmod/mem.c $(wildcard daemon/*.h) kmod/policy.h \
 		$(KCOMPAT_HDRS) kmod/uapi/linux/gpusched.h
 $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
-		libgpusched/memsize.c $(LIBGS_HDRS)
+		libgpusched/memsize.c libgpusched/diag.c $(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
 		daemon/arbiter_token.c daemon/arbiter_ctl.c daemon/arbiter_socket.c \
 		kmod/policy.c kmod/status.c kmod/mem.c daemon/policyfile.c daemon/policyload.c \

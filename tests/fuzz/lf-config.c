@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: libgpusched's environment settings (libgpusched/
- * config.c). The input is the values of the GPUSCHED_* variables, NUL
- * separated, in the order of vars[] (missing ones unset). config.c is
- * compiled into this file to reach its static reader, which runs once per
- * input on a fresh configuration; every setting must come out in range,
- * whatever the environment says.
+ * config.c, with diag.c for GPUSCHED_DEBUG's list). The input is the
+ * values of the GPUSCHED_* variables, NUL separated, in the order of
+ * vars[] (missing ones unset); GPUSCHED_STATS is the deprecated alias of
+ * GPUSCHED_DEBUG=stats, still read. config.c is compiled into this file to
+ * reach its static reader, which runs once per input on a fresh
+ * configuration; every setting must come out in range, whatever the
+ * environment says. GPUSCHED_DEBUG is also parsed here on its own: each
+ * unknown word named must be a whole, non-empty item of the list, and the
+ * facilities must be what the library took.
  */
 #include "../../libgpusched/config.c"
 
@@ -16,6 +20,47 @@ static const char *const vars[] = {
 	"GPUSCHED_MEM_LIMIT",
 };
 #define NR_VARS	(sizeof(vars) / sizeof(vars[0]))
+
+struct named {
+	const char *list;
+	size_t at;		/* where the next word may start */
+	int n;
+};
+
+/* Each unknown word: the next non-empty item of the list, whole. */
+static void check_unknown(const char *word, size_t len, void *arg)
+{
+	struct named *nd = arg;
+	const char *p = nd->list + nd->at;
+
+	while (*p == ',')
+		p++;
+	if (word < p || len == 0 || memchr(word, ',', len) ||
+	    (word[len] != ',' && word[len] != '\0') ||
+	    (word > nd->list && word[-1] != ','))
+		abort();
+	nd->at = (size_t)(word + len - nd->list);
+	nd->n++;
+}
+
+static void check_diag(void)
+{
+	const char *list = getenv("GPUSCHED_DEBUG");
+	const char *alias = getenv("GPUSCHED_STATS");
+	struct named nd = { .list = list };
+	unsigned int flags;
+	int n;
+
+	n = gs_diag_parse(list, &flags, list ? check_unknown : NULL, &nd);
+	if (n < 0 || (list && n != nd.n) || (flags & ~GS_DIAG_ALL) ||
+	    cfg.debug != !!(flags & GS_DIAG_LOG))
+		abort();
+	/* The alias may only add the counters. */
+	if ((flags & GS_DIAG_STATS) && !cfg.stats)
+		abort();
+	if (cfg.stats && !(flags & GS_DIAG_STATS) && !(alias && *alias))
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	memset(&cfg, 0, sizeof(cfg));
 	config_read();
+	check_diag();
 	free(copy);
 
 	if ((cfg.weight != -1 && (cfg.weight < GPUSCHED_WEIGHT_MIN ||

@@ -14,7 +14,7 @@ period=$(us 5000)
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe PREDICT
-	busy_and_probe "$kern" "$period" GPUSCHED_STATS=1 \
+	busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=stats \
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,latency_predict=$1"
 	waits=$(value throttle_waits "$T/busy.err")
 	share=$(value share "$T/busy.out")

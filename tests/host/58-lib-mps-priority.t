@@ -38,8 +38,8 @@ got=$(seen batch env GPUSCHED_MPS=1 GPUSCHED_CLASS=batch "$GS_CLIENT")
 check "MPS, class batch: below normal ($got)" [ "$got" = 1 ]
 got=$(seen noclass env GPUSCHED_MPS=1 "$GS_CLIENT")
 check "MPS, no class set: below normal ($got)" [ "$got" = 1 ]
-got=$(seen debug env GPUSCHED_MPS=1 GPUSCHED_DEBUG=1 "$GS_CLIENT")
-check "GPUSCHED_DEBUG=1 says so" \
+got=$(seen debug env GPUSCHED_MPS=1 GPUSCHED_DEBUG=log "$GS_CLIENT")
+check "GPUSCHED_DEBUG=log says so" \
 	sh -c "[ '$got' = 1 ] && grep -q 'CUDA_MPS_CLIENT_PRIORITY=1' '$T/debug.err'"
 
 got=$(seen latency env GPUSCHED_MPS=1 GPUSCHED_CLASS=latency "$GS_CLIENT" --route runtime)

@@ -16,7 +16,7 @@ service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe LEAD_US
 	BP_PROBE="GPUSCHED_TUNE=$GPUSCHED_TUNE,lead_us=$1" BP_BUSY= \
-		busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=1
+		busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=log,stats
 	busy=$(value share "$T/busy.out")
 	asks=$(value early_asks "$T/probe.err")
 	hits=$(value early_hits "$T/probe.err")

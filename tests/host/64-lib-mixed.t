@@ -29,7 +29,7 @@ run_busy() {	# run_busy SHORT_US [VAR=VALUE...]: seven of SHORT_US, one long
 	BP_BUSY="--long-us $long --long-every 8" \
 		busy_and_probe "$rb_short" "$(us 2000)" \
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,handover_us=$(us 600),spin_us=$(us 200)" \
-		GPUSCHED_STATS=1 "$@"
+		GPUSCHED_DEBUG=stats "$@"
 	share=$(value share "$T/busy.out")
 	p50=$(value latency_p50_us "$T/probe.out")
 	answer=$(stat_p50 yield_answer "$T/busy.err")

@@ -7,7 +7,7 @@
 # cuGetProcAddress, dlsym, per-thread-stream flavours) is limited; a
 # driver that fails after the reservation gets it back; pools do not keep
 # reservations; NVML's memory report is clamped as cuMemGetInfo's. The service's account of a client is read from the
-# library's GPUSCHED_STATS line at exit (its status page).
+# library's counters at exit (GPUSCHED_DEBUG=stats; its status page).
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ -n "$GS_MEM" ] || bail "gs-mem-client not built"

@@ -8,7 +8,7 @@
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 # service_count NAME KEY: the service's count KEY for client NAME, from its
-# GPUSCHED_STATS line.
+# counters line (GPUSCHED_DEBUG=stats).
 service_count() {
 	grep 'stats GPU-.*: service ' "$T/$1.err" | value "$2" -
 }

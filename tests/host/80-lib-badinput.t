@@ -25,15 +25,68 @@ check "once each, the one without a value too" \
 check "and the launches were still gated" grep -q 'gated=[1-9]' "$T/env1.err"
 show env1
 
+# --- GPUSCHED_DEBUG: a list of log, stats and all; 1 is log, 0 is off
+debug_run() {	# debug_run NAME VALUE [VAR=VALUE...]: a client with GPUSCHED_DEBUG=VALUE
+	dr_name=$1 dr_value=$2
+	shift 2
+	client GPUSCHED_DEBUG="$dr_value" "$@" "$GS_CLIENT" --seconds 0.1 \
+		>"$T/$dr_name.out" 2>"$T/$dr_name.err" || echo "# $dr_name: exit $?"
+}
+# says NAME LOG STATS: NAME's stderr has the log lines (the attach) if LOG
+# is 1, else none, and the counters if STATS is 1, else none.
+says() {
+	sy_log=0 sy_stats=0
+	grep -q 'attached to' "$T/$1.err" && sy_log=1
+	grep -q ': stats launches=[1-9]' "$T/$1.err" && sy_stats=1
+	[ "$sy_log $sy_stats" = "$2 $3" ] && return 0
+	echo "# $1: log lines $sy_log, counters $sy_stats"
+	return 1
+}
+# others NAME: NAME's stderr lines other than the counters.
+others() { grep -v ': stats ' "$T/$1.err"; }
+# pid NAME: NAME's process id, as its client printed it.
+pid() { value pid "$T/$1.out"; }
+debug_run d_log log
+check "GPUSCHED_DEBUG=log: the log lines, no counters" says d_log 1 0
+debug_run d_stats stats
+check "GPUSCHED_DEBUG=stats: the counters, no log lines" says d_stats 0 1
+debug_run d_both log,stats
+check "GPUSCHED_DEBUG=log,stats: both" says d_both 1 1
+debug_run d_all all
+check "GPUSCHED_DEBUG=all: both" says d_all 1 1
+debug_run d_one 1
+check "GPUSCHED_DEBUG=1 is log" says d_one 1 0
+debug_run d_zero 0
+check "GPUSCHED_DEBUG=0: nothing on stderr" [ ! -s "$T/d_zero.err" ]
+debug_run d_empty ""
+check "GPUSCHED_DEBUG empty: nothing on stderr" [ ! -s "$T/d_empty.err" ]
+debug_run d_bad stats,bogus,log
+check "an unknown word is ignored, the others kept" says d_bad 1 1
+check "and named once" [ "$(grep -c 'GPUSCHED_DEBUG: ignoring "bogus" (not log, stats, all, 1 or 0)' \
+	"$T/d_bad.err")" = 1 ]
+check "in the only line about the settings" [ "$(grep -c GPUSCHED_ "$T/d_bad.err")" = 1 ]
+show d_bad
+# The counters' own variable before GPUSCHED_DEBUG took them, still read.
+debug_run d_alias "" GPUSCHED_STATS=1
+check "deprecated GPUSCHED_STATS=1: the counters, no log lines" says d_alias 0 1
+check "and says once that it is deprecated, and nothing more" [ "$(others d_alias)" = \
+	"gpusched[$(pid d_alias)]: GPUSCHED_STATS is deprecated; use GPUSCHED_DEBUG=stats" ]
+debug_run d_alias_log log GPUSCHED_STATS=1
+check "GPUSCHED_STATS=1 beside GPUSCHED_DEBUG=log: both" says d_alias_log 1 1
+debug_run d_alias_off "" GPUSCHED_STATS=0
+check "GPUSCHED_STATS=0: no counters, the deprecation alone" [ "$(cat "$T/d_alias_off.err")" = \
+	"gpusched[$(pid d_alias_off)]: GPUSCHED_STATS is deprecated; use GPUSCHED_DEBUG=stats" ]
+show d_alias
+
 # --- programs that never touch CUDA see nothing, whatever the settings
-GPUSCHED_CLASS=bogus GPUSCHED_DEBUG=1 LD_PRELOAD="$GS_LIB" sh -c 'echo hello; ls / >/dev/null' \
-	>"$T/sh.out" 2>"$T/sh.err"
+GPUSCHED_CLASS=bogus GPUSCHED_DEBUG=all,bogus GPUSCHED_STATS=1 LD_PRELOAD="$GS_LIB" \
+	sh -c 'echo hello; ls / >/dev/null' >"$T/sh.out" 2>"$T/sh.err"
 rc=$?
 check "a shell under LD_PRELOAD: same output, nothing on stderr" \
 	sh -c "[ $rc = 0 ] && [ \"\$(cat '$T/sh.out')\" = hello ] && [ ! -s '$T/sh.err' ]"
 if command -v perl >/dev/null 2>&1; then
 	# XS modules are found with dlsym on their handles.
-	out=$(GPUSCHED_STATS=1 LD_PRELOAD="$GS_LIB" perl -MPOSIX -MList::Util=sum -e 'print floor(sum(1.5, 1))' 2>"$T/perl.err")
+	out=$(GPUSCHED_DEBUG=all LD_PRELOAD="$GS_LIB" perl -MPOSIX -MList::Util=sum -e 'print floor(sum(1.5, 1))' 2>"$T/perl.err")
 	check "perl with XS modules (dlsym) works under the library ($out)" \
 		sh -c "[ '$out' = 2 ] && [ ! -s '$T/perl.err' ]"
 else

@@ -8,7 +8,7 @@
 GSHOST_DIR := $(B)/tests/host
 GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so \
 	$(GSHOST_DIR)/gs-mem-test
-GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter memsize)
+GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter memsize diag)
 
 $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(LIBGS_HDRS) \
 		tests/cuda-double/cuda_double.h

@@ -102,10 +102,12 @@ export GS_DOUBLE_SHM="$T/gpu.shm"
 export LD_LIBRARY_PATH="$GS_DOUBLE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPUSCHED_ARBITER="$T/arbiter.sock"
 export GPUSCHED_BACKEND="$BACKEND"
-unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_DEBUG \
+unset GPUSCHED_WEIGHT GPUSCHED_CLASS GPUSCHED_CAP GPUSCHED_FAIL GPUSCHED_STATS \
 	GPUSCHED_LABEL GPUSCHED_MPS CUDA_MPS_CLIENT_PRIORITY GS_START_AT \
 	GPUSCHED_MEM_LIMIT GS_DOUBLE_MEM
-export GPUSCHED_STATS=1
+# Every client prints its counters at exit; a test that wants the log
+# lines too sets GPUSCHED_DEBUG=log,stats.
+export GPUSCHED_DEBUG=stats
 # The tests check that two processes never have work on the GPU at once:
 # no early hand-over (55-lib-handover.t tests that on its own). Tests add
 # to GPUSCHED_TUNE (the library's internal constants, libgpusched/tune.h):
@@ -171,7 +173,7 @@ service() {
 		fi
 	else
 		for gpu in ${GS_GPUS:-0}; do
-			GPUSCHED_STATS=0 GS_DOUBLE_GPUS=${GS_DOUBLE_GPUS:-1} \
+			GPUSCHED_DEBUG=0 GS_DOUBLE_GPUS=${GS_DOUBLE_GPUS:-1} \
 				CUDA_VISIBLE_DEVICES=$gpu client "$GS_CLIENT" \
 				--seconds 0.01 >/dev/null 2>&1 || bail "cannot attach to the module"
 			dir=$(kmod_gpu_dir "$gpu") || bail "no sysfs directory for GPU $gpu"
@@ -221,7 +223,7 @@ value() {
 	awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "=");
 		if (n && substr($i, 1, n - 1) == k) { print substr($i, n + 1); exit } } }' "$2"
 }
-# stat_pct NAME PCT FILE: a percentile (50, 90, 99) of GPUSCHED_STATS's
+# stat_pct NAME PCT FILE: a percentile (50, 90, 99) of the counters'
 # "stats NAME_us" line; stat_p50 NAME FILE: its median.
 stat_pct() {
 	sed -n "s/.*stats $1_us .*p$2=\([0-9]*\).*/\1/p" "$3" | head -1
@@ -301,7 +303,7 @@ mem() {
 # at NAME N KEY: KEY of the Nth operation's line of NAME's output.
 at() { sed -n "$2p" "$T/$1.out" | value "$3" -; }
 # reserved NAME / limit NAME: the service's account of NAME at its exit
-# (the library's GPUSCHED_STATS line).
+# (the library's counters line, GPUSCHED_DEBUG=stats).
 reserved() { sed -n 's/.*stats memory GPU-[^:]*: reserved=\([0-9]*\) .*/\1/p' "$T/$1.err"; }
 limit() { sed -n 's/.*stats memory GPU-[^:]*: .*limit=\([0-9]*\).*/\1/p' "$T/$1.err"; }
 
