@@ -50,7 +50,7 @@ LD_LIBRARY_PATH="$ROOT/build/devlibs" "$ROOT/build/daemon/gpuschedd" --arbiter \
 arb=$!
 for _ in $(seq 50); do [ -S /tmp/gs.sock ] && break; sleep 0.1; done
 LIB=(LD_PRELOAD="$ROOT/build/libgpusched/libgpusched.so.1"
-     GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER=/tmp/gs.sock GPUSCHED_STATS=1)
+     GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER=/tmp/gs.sock GPUSCHED_DEBUG=stats)
 
 echo "== torch alone, under libgpusched" | tee -a "$TL"
 torch_run gpusched/alone "${LIB[@]}" GPUSCHED_START_AT=0

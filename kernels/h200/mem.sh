@@ -52,7 +52,7 @@ trap 'kill $arb 2>/dev/null; wait $arb 2>/dev/null; rm -rf "$W"' EXIT
 for _ in $(seq 50); do [ -S "$W/gs.sock" ] && break; sleep 0.1; done
 [ -S "$W/gs.sock" ] || { echo "the arbiter did not start"; cat "$L"; exit 1; }
 LIB=(LD_PRELOAD="$ROOT/build/libgpusched/libgpusched.so.1"
-     GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER="$W/gs.sock" GPUSCHED_STATS=1)
+     GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER="$W/gs.sock" GPUSCHED_DEBUG=stats)
 
 # py LABEL VAR=VALUE... -- PROGRAM ARGS...: one process, its JSON line to
 # mem.jsonl with the label, its stderr to mem.log.

@@ -175,7 +175,7 @@ mode_start() {
 		[ -S /tmp/gs.sock ] || { say "gpusched: arbiter did not come up"; mode_stop gpusched; return 1; }
 		WRAP=(LD_PRELOAD="$ROOT/build/libgpusched/libgpusched.so.1"
 		      GPUSCHED_BACKEND=arbiter GPUSCHED_ARBITER=/tmp/gs.sock
-		      GPUSCHED_STATS=1)
+		      GPUSCHED_DEBUG=stats)
 		;;
 	mps)
 		command -v nvidia-cuda-mps-control > /dev/null ||

@@ -77,7 +77,7 @@ for l in $( (ldd "$CLIENT"; ldd "$LIB") | grep -o '/[^ ]*' | sort -u); do
 	cp -L "$l" "$R$l"
 done
 
-CLIENT_ENV="GPUSCHED_STATS=1 GPUSCHED_LABEL=cdi-test GPUSCHED_WEIGHT=50"
+CLIENT_ENV="GPUSCHED_DEBUG=stats GPUSCHED_LABEL=cdi-test GPUSCHED_WEIGHT=50"
 CLIENT_CMD="/opt/gs/gs-cuda-client --seconds 4 --kernel-us 500"
 # gpuschedctl's list has the container's client, with the weight it asked
 # for (it attaches first, then asks), while the container runs.

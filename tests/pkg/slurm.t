@@ -119,7 +119,7 @@ check "srun --help lists --gpu-weight, --gpu-class and --gpu-cap" \
 	sh -c "srun --help | grep -q -- --gpu-weight && srun --help | grep -q -- --gpu-class && srun --help | grep -q -- --gpu-cap"
 check "srun --gpu-weight=0 is refused" not srun --gpu-weight=0 true
 
-srun --gpu-weight=300 --gpu-class=batch -N1 -n1 env GPUSCHED_STATS=1 \
+srun --gpu-weight=300 --gpu-class=batch -N1 -n1 env GPUSCHED_DEBUG=stats \
 	"$CLIENT" --seconds 4 --kernel-us 500 >"$T/out" 2>&1 &
 run=$!
 # Listed, with what the job asked for (a client attaches, then asks).
