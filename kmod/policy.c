@@ -592,13 +592,13 @@ static void grant(struct gs_pol_dev *d, struct gs_pol_client *c, u32 rank,
 }
 
 /*
- * Charge @c @amount ns of its grant: held time in full; virtual time, its
- * cap's budget and, for a grant at latency rank, the class's budget at
- * most GS_MAX_SPAN (what is scaled). The buckets earned from @start to
- * @now meanwhile.
+ * Charge @c @amount ns of work done at @rank: held time in full; virtual
+ * time, its cap's budget and, at latency rank, the class's budget at most
+ * GS_MAX_SPAN (what is scaled). The buckets earned from @start to @now
+ * meanwhile.
  */
 static void charge_time(struct gs_pol_dev *d, struct gs_pol_client *c,
-			u64 amount, u64 start, u64 now)
+			u64 amount, u32 rank, u64 start, u64 now)
 {
 	u64 span = clamp_span(amount);
 
@@ -608,7 +608,7 @@ static void charge_time(struct gs_pol_dev *d, struct gs_pol_client *c,
 	if (capped(c))
 		bucket_spend(&c->cap, c->cap_pct, d->p.window_ns, start, now,
 			     span);
-	if (c->rank == GS_RANK_LATENCY)
+	if (rank == GS_RANK_LATENCY)
 		bucket_spend(&d->latency, d->p.latency_pct, d->p.window_ns,
 			     start, now, span);
 }
@@ -623,7 +623,7 @@ static void charge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 	u64 amount = charge_delta(c->grant_held_ns, c->grant_gpu_ns, held);
 
 	c->grant_held_ns += held;
-	charge_time(d, c, amount, c->grant_start, now);
+	charge_time(d, c, amount, c->rank, c->grant_start, now);
 	c->state = GS_POL_IDLE;
 	c->yield_requested = false;
 	d->holder = NULL;
@@ -798,23 +798,13 @@ void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 	d->nr_clients++;
 }
 
-/**
- * gs_pol_report_gpu() - charge GPU time a client reports for its grant
- * @d: the device
- * @c: the reporting client
- * @gpu_ns: GPU time of @c's own work since its last report (0: none),
- *          clamped to 2^40 ns
- * @now: the time
- * @fx: what changed, for the caller to tell clients
- *
- * The report belongs to @c's current grant, or to its last when it holds
- * none. A grant is charged max(held, GPU time reported for it): what a
- * report adds beyond that is charged like held time (held accounting,
- * virtual time, cap and latency budgets), so a report only ever raises
- * @c's own charge.
+/*
+ * Take @c's report of @gpu_ns (gs_pol_report_gpu()) and charge what it adds
+ * at @rank: the rank of the grant it belongs to, or GS_RANK_LATENCY for
+ * work beside the holder (nudge()).
  */
-void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
-		       u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
+static void report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
+		       u64 gpu_ns, u32 rank, u64 now, struct gs_pol_effects *fx)
 {
 	u64 r = clamp_span(gpu_ns);
 	u64 amount, gpu;
@@ -834,12 +824,33 @@ void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
 	if (amount && c->state == GS_POL_WAITING) {
 		/* Its vtime and cap credit order it among the waiters. */
 		queue_del(d, c);
-		charge_time(d, c, amount, now, now);
+		charge_time(d, c, amount, rank, now, now);
 		queue_add(d, c, now);
 	} else if (amount) {
-		charge_time(d, c, amount, now, now);
+		charge_time(d, c, amount, rank, now, now);
 	}
 	update(d, now, fx);
+}
+
+/**
+ * gs_pol_report_gpu() - charge GPU time a client reports for its grant
+ * @d: the device
+ * @c: the reporting client
+ * @gpu_ns: GPU time of @c's own work since its last report (0: none),
+ *          clamped to 2^40 ns
+ * @now: the time
+ * @fx: what changed, for the caller to tell clients
+ *
+ * The report belongs to @c's current grant, or to its last when it holds
+ * none. A grant is charged max(held, GPU time reported for it): what a
+ * report adds beyond that is charged like held time, at the rank the
+ * grant was made at (held accounting, virtual time, cap and, at latency
+ * rank, the class's budget), so a report only ever raises @c's own charge.
+ */
+void gs_pol_report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
+		       u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
+{
+	report_gpu(d, c, gpu_ns, c->rank, now, fx);
 }
 
 /**
@@ -1152,14 +1163,9 @@ static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 gpu_ns,
 {
 	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
 	bool beside = lat && c->state != GS_POL_HOLDING;
-	u32 rank = c->rank;
 
 	/* The report is taken whatever the answer, as ACQUIRE takes it. */
-	if (beside)
-		c->rank = GS_RANK_LATENCY;
-	gs_pol_report_gpu(d, c, gpu_ns, now, fx);
-	if (beside)
-		c->rank = rank;
+	report_gpu(d, c, gpu_ns, beside ? GS_RANK_LATENCY : c->rank, now, fx);
 	if (!lat)
 		return -EPERM;
 	if (!d->holder || d->holder == c)
