@@ -11,7 +11,7 @@ GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so \
 GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter memsize diag)
 
 $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(LIBGS_HDRS) \
-		tests/cuda-double/cuda_double.h
+		tests/cuda-double/cuda_double.h tests/host/tap_ok.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Itests/cuda-double -pthread \
 		-o $@ $< $(GSHOST_TOKEN_OBJS)
@@ -19,7 +19,7 @@ $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(L
 # The arbiter's memory accounting on its own protocols (71-arbiter-mem.t).
 $(GSHOST_DIR)/gs-mem-test: tests/host/gs-mem-test.c kmod/uapi/linux/gpusched.h \
 		include/gpusched/arbiter_wire.h daemon/gpusched_ctl.h daemon/knobs.h \
-		tests/cuda-double/cuda_double.h
+		tests/cuda-double/cuda_double.h tests/host/tap_ok.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Idaemon -Itests/cuda-double -o $@ $<
 

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,26 +36,13 @@
 #include "cuda_double.h"
 #include "gpusched_ctl.h"
 #include "knobs.h"
+#include "tap_ok.h"
 
 #define GIB	(1ull << 30)
 #define TOTAL	(8 * GIB)
 
 static const char *sock_path;
-static int n, failed;
 static const unsigned char uuid[16] = "gs-mem-test-gpu";
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failed += !cond;
-}
 
 #define EXPECT(call, want) do { long long r_ = (call); \
 	ok(r_ == (long long)(want), "%s = %lld (want %lld)", #call, r_, (long long)(want)); \
@@ -565,6 +551,5 @@ int main(int argc, char **argv)
 	client_close(&a);
 	client_close(&b);
 	channel_tests();
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,22 +20,7 @@
 
 #include "internal.h"
 #include "cuda_double.h"
-
-static int n, failed;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
+#include "tap_ok.h"
 
 #define EXPECT(call, want) do { int r_ = (call); \
 	ok(r_ == (want), "%s = %d (%s)", #call, r_, r_ ? gpusched_strerror(r_) : "0"); \
@@ -163,10 +147,8 @@ int main(void)
 
 	r = gpusched_open(uuid, &g);
 	ok(!r, "gpusched_open = %d (%s)", r, gpusched_strerror(r));
-	if (r) {
-		printf("1..%d\n", n);
-		return 1;
-	}
+	if (r)
+		return tap_done();
 	EXPECT(gpusched_open(NULL, &g2), -EINVAL);
 	EXPECT(gpusched_info(g, &info), 0);
 	ok(info.state == GPUSCHED_STATE_IDLE && info.weight == GPUSCHED_WEIGHT_DEFAULT &&
@@ -464,12 +446,11 @@ int main(void)
 		ok(g->st->nr_latency == 0, "and 0 once both left it (%u)", g->st->nr_latency);
 		EXPECT(gpusched_release(g), 0);
 	} else {
-		printf("ok %d - # SKIP privilege checks need root\n", ++n);
+		tap_skip("privilege checks need root");
 	}
 
 	gpusched_close(g2);
 out:
 	EXPECT(gpusched_close(g), 0);
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }
