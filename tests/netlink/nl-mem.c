@@ -25,35 +25,31 @@ FIXTURE(mem) {
 	char uuid[48];
 };
 
-/* The policy, with mem_admission = @admit in the GPU's section if set. */
-static void write_conf_admit(const char *uuid, const char *admit)
+/*
+ * The policy, with mem_admission = @admit in the GPU's section if set:
+ * 0 or -errno.
+ */
+static int write_conf(const char *uuid, const char *admit)
 {
-	FILE *f = fopen(CONF, "w");
+	char text[1024];
 
-	if (!f)
-		return;
-	fprintf(f,
-		"[gpu %s]\n"
-		"mem_reserve_mb = 1024\n"
-		"%s%s%s"
-		"[rule quarter]\n"
-		"user = 4321\n"
-		"mem_limit = 25%%\n"
-		"[rule fixed]\n"
-		"user = 4322\n"
-		"weight = 50\n"
-		"mem_limit = 1G\n"
-		"[rule half]\n"
-		"user = 4323\n"
-		"weight = 40\n"
-		"mem_limit = 50%%\n", uuid, admit ? "mem_admission = " : "",
-		admit ? admit : "", admit ? "\n" : "");
-	fclose(f);
-}
-
-static void write_conf(const char *uuid)
-{
-	write_conf_admit(uuid, NULL);
+	snprintf(text, sizeof(text),
+		 "[gpu %s]\n"
+		 "mem_reserve_mb = 1024\n"
+		 "%s%s%s"
+		 "[rule quarter]\n"
+		 "user = 4321\n"
+		 "mem_limit = 25%%\n"
+		 "[rule fixed]\n"
+		 "user = 4322\n"
+		 "weight = 50\n"
+		 "mem_limit = 1G\n"
+		 "[rule half]\n"
+		 "user = 4323\n"
+		 "weight = 40\n"
+		 "mem_limit = 50%%\n", uuid, admit ? "mem_admission = " : "",
+		 admit ? admit : "", admit ? "\n" : "");
+	return nlt_write_file(CONF, text);
 }
 
 /* What a client is to get; weight or class -1: whatever it is. */
@@ -125,9 +121,6 @@ static pid_t client_as(uid_t uid, __u64 total, __u32 weight, __u64 limit,
 
 FIXTURE_SETUP(mem)
 {
-	__u8 u[GPUSCHED_UUID_LEN];
-	char *uuid = self->uuid;
-
 	if (access(NL_GPUSCHEDD, X_OK))
 		SKIP(return, "%s is not in the VM", NL_GPUSCHEDD);
 	self->fd = gs_open_attached(NL_GPU_MEM);
@@ -135,12 +128,8 @@ FIXTURE_SETUP(mem)
 	self->gpu = gs_gpu_index(self->fd);
 	ASSERT_LE(0, self->gpu);
 	ASSERT_EQ(0, gs_gpu_write(self->gpu, "mem_reserve_mb", "0\n"));
-	gs_uuid(u, NL_GPU_MEM);
-	snprintf(uuid, sizeof(self->uuid),
-		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-		 u[10], u[11], u[12], u[13], u[14], u[15]);
-	write_conf(uuid);
+	nlt_uuid_str(self->uuid, sizeof(self->uuid), NL_GPU_MEM);
+	ASSERT_EQ(0, write_conf(self->uuid, NULL));
 	unlink(LOG);
 	self->daemon = nlt_daemon_start(CONF, LOG, NULL);
 	ASSERT_LE(0, self->daemon);
@@ -259,7 +248,8 @@ static bool reload_admit(struct _test_data_mem *self, const char *admit)
 
 	if (fd >= 0)
 		close(fd);
-	write_conf_admit(self->uuid, admit);
+	if (write_conf(self->uuid, admit))
+		return false;
 	kill(self->daemon, SIGHUP);
 	return gs_wait_until(file_has(LOG, "reloaded"), 10000);
 }
