@@ -18,7 +18,7 @@ service 10000 500000
 cp "$(dirname "$0")/arbwire.py" "$T/"
 cat >"$T/ctl.py" <<'PY'
 import errno, os, socket, struct, sys
-from arbwire import WIRE_MAGIC, attach_on, conn
+from arbwire import attach_on, conn
 
 MAGIC, VERSION = 0x47504343, 3
 GET_GPUS, GET_CLIENTS, SET_GPU, SET_CLIENT, SUBSCRIBE, EV_ATTACH = 1, 2, 3, 4, 5, 6
@@ -66,11 +66,6 @@ def set_client(id=0, pid=0, gpu=0, flags=0, reserved=0, mask=1, weight=100,
 def set_gpu(index=0, mask=1, vals=(10000, 500000, 500, 1000000, 100000, 50, 200, 100, 0, 0),
             res=(0, 0)):
     return SET_GPU_S.pack(index, mask, *vals, *res)
-
-def attach(s, uuid):
-    magic, ret = attach_on(s, uuid)
-    assert magic == WIRE_MAGIC
-    return ret
 PY
 
 # Each case: a description, the errno expected, and the message (Python).
@@ -150,11 +145,11 @@ import sys
 sys.path.insert(0, sys.argv[2])
 from ctl import *
 s = conn(sys.argv[1])
-print("attach", attach(s, b"role-test-gpu-01"))
+print("attach", attach_on(s, b"role-test-gpu-01"))
 print("control on a client", error_of(s, msg(GET_GPUS)))
 c = conn(sys.argv[1])
 print("control", error_of(c, msg(GET_GPUS)))
-print("attach on a control connection", attach(c, b"role-test-gpu-01"))
+print("attach on a control connection", attach_on(c, b"role-test-gpu-01"))
 PY
 diag "$T/roles.out"
 check "a control request on a client's connection: EISCONN" \
@@ -194,7 +189,7 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 100), hard))
 socks = []
 for i in range(n):
     s = conn(sys.argv[1])
-    ret = attach(s, b"many-clients-gpu")
+    ret = attach_on(s, b"many-clients-gpu")
     assert ret == 0, "attach %d: %d" % (i, ret)
     socks.append(s)
 print("attached", len(socks), flush=True)

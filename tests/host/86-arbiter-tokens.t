@@ -12,27 +12,9 @@ CTL=${GS_CTL:-$(find_file "$t_root/build/daemon/gpuschedctl")} || bail "gpusched
 
 GS_ARB_ARGS="--max-gpus 2" service 10000 500000
 
-# ATTACH on the wire (include/gpusched/arbiter_wire.h): one connection per
-# client; prints the errno (0: attached) and keeps it open while asked.
-cat >"$T/attach.py" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
-from arbwire import attach
-
-path = sys.argv[2]
-held = []
-out = []
-for word in sys.argv[3:]:
-    keep = word.startswith("+")
-    s, err = attach(path, b"gsARBTOK" + int(word.lstrip("+")).to_bytes(8, "little"))
-    out.append(str(err))
-    if keep:
-        held.append(s)
-    else:
-        s.close()
-print(" ".join(out))
-PY
-attach() { python3 "$T/attach.py" "$(dirname "$0")" "$GPUSCHED_ARBITER" "$@"; }
+# ATTACH on the wire (arbwire.py): one client of made-up UUID N per word,
+# kept until all are tried; prints their errnos (0: attached).
+attach() { python3 "$(dirname "$0")/arbwire.py" "$GPUSCHED_ARBITER" gsARBTOK "$@"; }
 gpus() { "$CTL" --socket "$GPUSCHED_ARBITER" --json status |
 	python3 -c 'import json, sys; print(len(json.load(sys.stdin)["gpus"]))'; }
 
@@ -41,13 +23,13 @@ r=$(attach 1 2)
 check "two made-up UUIDs attach and leave ($r)" [ "$r" = "0 0" ]
 check "two tokens exist" [ "$(gpus)" = 2 ]
 # A third and a fourth, held: each takes an unused token's place.
-r=$(attach +3 +4 5)
+r=$(attach 3 4 5)
 check "new UUIDs take unused tokens' places; with both in use, ENOSPC ($r)" \
 	[ "$r" = "0 0 28" ]
 check "still two tokens" [ "$(gpus)" = 2 ]
 # A knob set by gpuschedctl keeps a token without clients.
 "$CTL" --socket "$GPUSCHED_ARBITER" set gpu 0 timeslice_us=5000 >/dev/null 2>&1
-r=$(attach +6 7)
+r=$(attach 6 7)
 check "a token whose knob an admin set is kept: one place, then ENOSPC ($r)" \
 	[ "$r" = "0 28" ]
 check "and its knob too" sh -c "'$CTL' --socket '$GPUSCHED_ARBITER' status | grep -q 'timeslice_us=5000'"

@@ -15,24 +15,9 @@ command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 GS_ARB_ARGS="--max-clients-per-uid 3" service 10000 500000
 
 # Each word: UID:GPU attaches a client of user UID to GPU GPU and keeps it;
-# "close" closes the oldest kept. Prints each attach's errno (0: attached).
-cat >"$T/attach.py" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
-from arbwire import attach
-
-held, out = [], []
-for word in sys.argv[3:]:
-    if word == "close":
-        held.pop(0).close()
-        continue
-    uid, gpu = (int(x) for x in word.split(":"))
-    s, err = attach(sys.argv[2], b"gsUIDLIM" + gpu.to_bytes(8, "little"), uid)
-    out.append(str(err))
-    held.append(s)
-print(" ".join(out))
-PY
-attach() { python3 "$T/attach.py" "$(dirname "$0")" "$GPUSCHED_ARBITER" "$@"; }
+# "close" closes the oldest kept (arbwire.py). Prints each attach's errno
+# (0: attached).
+attach() { python3 "$(dirname "$0")/arbwire.py" "$GPUSCHED_ARBITER" gsUIDLIM "$@"; }
 
 u=65534
 v=65533

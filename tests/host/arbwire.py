@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """The arbiter's wire (include/gpusched/arbiter_wire.h), for the host tests
-that speak it from Python: a connection, and ATTACH on it."""
+that speak it from Python: a connection, and ATTACH on it. Run as a
+program, it attaches clients (main())."""
 import os
 import socket
 import struct
+import sys
 
 WIRE_MAGIC, WIRE_MAX = 0x47505553, 256
 ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0  # _IOW(0xE7, 0, attach)
@@ -26,7 +28,8 @@ def conn(path, euid=None):
 
 def attach_on(s, uuid):
     """ATTACH the 16-byte uuid on s; closes the status page's descriptor.
-    Returns the reply's (magic, ret), ret 0 or a negative errno."""
+    Returns the reply's ret, 0 or a negative errno, once its magic is
+    checked."""
     s.send(struct.pack("<II", WIRE_MAGIC, ATTACH_IOC) +
            (uuid + b"\0" * 24).ljust(WIRE_MAX, b"\0"))
     data, anc, _, _ = s.recvmsg(8 + WIRE_MAX, socket.CMSG_SPACE(16))
@@ -34,11 +37,37 @@ def attach_on(s, uuid):
         if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
             for i in range(0, len(fds) - len(fds) % 4, 4):
                 os.close(struct.unpack_from("<i", fds, i)[0])
-    return struct.unpack_from("<Ii", data)
+    magic, ret = struct.unpack_from("<Ii", data)
+    assert magic == WIRE_MAGIC, "reply magic %x" % magic
+    return ret
 
 
 def attach(path, uuid, euid=None):
     """A new client of the arbiter at path attached to uuid: (the
     connection, 0 or the errno of the refusal)."""
     s = conn(path, euid)
-    return s, -attach_on(s, uuid)[1]
+    return s, -attach_on(s, uuid)
+
+
+def main(argv):
+    """arbwire.py PATH TAG WORD...: for each WORD, [UID:]GPU, a client of
+    the arbiter at PATH attached to the GPU whose UUID is TAG (8 bytes)
+    and GPU (8 bytes, little-endian), as user UID when given (the caller
+    is then root), kept until the end; or "close", which closes the oldest
+    kept. Prints each ATTACH's errno (0: attached), in order."""
+    path, tag = argv[1], argv[2].encode()
+    held, out = [], []
+    for word in argv[3:]:
+        if word == "close":
+            held.pop(0).close()
+            continue
+        uid, _, gpu = word.rpartition(":")
+        s, err = attach(path, tag + int(gpu).to_bytes(8, "little"),
+                        int(uid) if uid else None)
+        out.append(str(err))
+        held.append(s)
+    print(" ".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
