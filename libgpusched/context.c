@@ -158,8 +158,11 @@ struct gs_ctx *ctx_current(void)
 		    real.cuEventCreate(&fresh->ev_t[i], CU_EVENT_BLOCKING_SYNC) !=
 		    CUDA_SUCCESS)
 			break;
-		if (real.cuEventCreate(&fresh->ev_n[i], CU_EVENT_BLOCKING_SYNC |
-				       CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+		/* Not blocking sync: that costs the GPU as a timestamp
+		 * does (ev_sync() polls these instead).
+		 */
+		if (real.cuEventCreate(&fresh->ev_n[i], CU_EVENT_DISABLE_TIMING) !=
+		    CUDA_SUCCESS)
 			fresh->ev_n[i] = fresh->ev_t[i];
 		fresh->ev[i] = fresh->ev_t[i];
 		fresh->nr_events++;

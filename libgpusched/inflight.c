@@ -154,6 +154,31 @@ static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 }
 
 /*
+ * Wait for @ev to complete. A timing event is made with
+ * CU_EVENT_BLOCKING_SYNC, and cuEventSynchronize() sleeps on it. A plain
+ * one (@blocks false) is not: blocking sync costs the GPU about 2 us
+ * between two kernels, as a timestamp does, where a plain event costs it
+ * nothing; but cuEventSynchronize() would spin on it. So look at it and
+ * sleep between looks, each sleep twice the last, from GS_EV_NAP_NS up to
+ * GS_EV_NAP_MAX_NS: a short wait costs a few wake-ups and ends about as
+ * late as a blocking one, a long one a few thousand wake-ups a second.
+ */
+static void ev_sync(CUevent ev, bool blocks)
+{
+	uint64_t nap = GS_EV_NAP_NS;
+
+	if (blocks || !real.cuEventQuery) {
+		real.cuEventSynchronize(ev);
+		return;
+	}
+	while (real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
+		sleep_until(gs_now_ns() + nap);
+		if (nap < GS_EV_NAP_MAX_NS)
+			nap *= 2;
+	}
+}
+
+/*
  * Event @slot completed, the one before it too (cs->prev): if the two frame
  * one kernel (ev_key), the GPU time between them is a sample of that
  * kernel's. Caller holds cs->lock.
@@ -221,6 +246,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
 		uint64_t seq = cs->head_seq, now, after;
 		unsigned int i = 0, slot;
+		bool blocks;
 		CUevent ev;
 
 		if (queued_ns(cs) <= left_ns) {
@@ -250,9 +276,10 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		}
 		slot = (cs->head + i) % cs->nr_events;
 		ev = cs->ev[slot];
+		blocks = ev_timed(cs, slot);
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
-		real.cuEventSynchronize(ev);
+		ev_sync(ev, blocks);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
@@ -357,9 +384,11 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * allowance left; the early hand-over then gives the token away while our
  * last kernel runs, and the next holder's kernel is queued when it ends.
  * Polls no longer than twice the predicted time @est (a longer kernel, a
- * time-sliced GPU), then blocks. Called without cs->lock.
+ * time-sliced GPU), then waits (ev_sync(), @blocks: @ev is a timing event).
+ * Called without cs->lock.
  */
-int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
+int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
+	     uint64_t est)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
@@ -382,7 +411,7 @@ int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
 			break;
 		sched_yield();
 	}
-	real.cuEventSynchronize(ev);
+	ev_sync(ev, blocks);
 	return DRY_SEEN;
 }
 
@@ -393,9 +422,11 @@ int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end, uint64_t est)
  * status page every GS_YIELD_POLL_NS until GS_SPIN_US before the
  * request, and without sleeping from then until it is overdue. Returns
  * DRY_YIELD when asked to yield (the gate then gives the token away
- * early), else DRY_SEEN. The caller picks @reach_ns (wait_reach()).
+ * early), else DRY_SEEN. The caller picks @reach_ns (wait_reach());
+ * @blocks: @ev is a timing event (ev_sync()).
  */
-static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns)
+static int wait_ev(struct gs_ctx *cs, CUevent ev, bool blocks,
+		   uint64_t reach_ns)
 {
 	struct gs_dev *d = cs->d;
 	uint64_t now = gs_now_ns(), until = 0, from = 0;
@@ -418,7 +449,7 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns)
 		else
 			sched_yield();
 	}
-	real.cuEventSynchronize(ev);
+	ev_sync(ev, blocks);
 	return DRY_SEEN;
 }
 
@@ -447,6 +478,7 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 	while (cs->nr && queue_full(cs, key)) {
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
+		bool blocks = ev_timed(cs, cs->head);
 		uint64_t now, end = 0, est = cs->est.mean;
 		uint64_t reach = wait_reach(cs, cs->head);
 		int dry;
@@ -462,9 +494,9 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 		    real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			dry = DRY_SEEN;
 		else if (end)
-			dry = wait_dry(cs, ev, end, est);
+			dry = wait_dry(cs, ev, blocks, end, est);
 		else
-			dry = wait_ev(cs, ev, reach);
+			dry = wait_ev(cs, ev, blocks, reach);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;

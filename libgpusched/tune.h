@@ -45,6 +45,10 @@
 #define GS_TIME_EVERY 16
 /* ... and while nobody else is attached: no yield is pending, and a program of short kernels alone pays every call in throughput. */
 #define GS_TIME_EVERY_ALONE 64
+/* A wait for a plain event (not blocking sync: free on the GPU) sleeps this long between looks at first, about a blocking wake-up's lateness ... */
+#define GS_EV_NAP_NS 10000ull
+/* ... doubling up to this: a long wait costs a few thousand wake-ups a second, and ends no later than this after the event. */
+#define GS_EV_NAP_MAX_NS 200000ull
 /* Events per context: up to one after every launch, so a queue's worth. */
 #define GS_RING 64
 /* Kernel lengths remembered per context, by what was launched; tries per key. */

@@ -23,6 +23,9 @@
  *    event completes when the kernel before it ends as modelled, or when
  *    it was recorded if nothing was queued; events created with
  *    CU_EVENT_DISABLE_TIMING cannot be timed, as with the driver;
+ *  - cuEventSynchronize() on a pending event created without
+ *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
+ *    driver spins a CPU for such a wait under the default scheduling;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
  *    further launches block, as with a full push buffer;
  *  - $GS_DOUBLE_GPUS physical GPUs (default 1), filtered and ordered by
@@ -94,6 +97,7 @@ struct CUevent_st {
 	uint64_t seq;
 	uint64_t recorded_at;	/* 0: never recorded */
 	bool timing;
+	bool blocking;		/* CU_EVENT_BLOCKING_SYNC */
 	bool done_at_record;	/* nothing of seq pending: completes at once */
 };
 
@@ -107,6 +111,7 @@ static struct {
 	CUcontext primary[GSD_MAX_GPUS];
 	atomic_ullong work_us;
 	atomic_ullong launched_over;	/* gs_double_launched_over() */
+	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
 	/* This process's share of each GPU's count of running kernels,
 	 * changed with it under run_lock, so that a launch can tell its
 	 * own kernels from the others'.
@@ -790,6 +795,7 @@ EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	e->ctx = c;
 	e->timing = !(flags & CU_EVENT_DISABLE_TIMING);
+	e->blocking = flags & CU_EVENT_BLOCKING_SYNC;
 	*pe = e;
 	return CUDA_SUCCESS;
 }
@@ -881,6 +887,8 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 {
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (!e->blocking && cuEventQuery(e) == CUDA_ERROR_NOT_READY)
+		atomic_fetch_add(&D.spin_syncs, 1);
 	wait_seq(e->ctx, e->seq);
 	return CUDA_SUCCESS;
 }
@@ -1662,6 +1670,11 @@ EXPORT uint64_t gs_double_launched_over(void)
 	return atomic_load(&D.launched_over);
 }
 
+EXPORT uint64_t gs_double_spin_syncs(void)
+{
+	return atomic_load(&D.spin_syncs);
+}
+
 EXPORT const char *gs_double_mps_priority(void)
 {
 	return D.mps_priority;
@@ -1678,6 +1691,7 @@ static void atfork_child(void)
 		M.def_pool[i].cached = NULL;
 	atomic_store(&D.work_us, 0);
 	atomic_store(&D.launched_over, 0);
+	atomic_store(&D.spin_syncs, 0);
 	pthread_mutex_init(&D.run_lock, NULL);
 	memset(D.mine, 0, sizeof(D.mine));
 	for (int i = 0; i < GSD_MAX_GPUS; i++) {

@@ -76,6 +76,11 @@ typedef const char *(*gsd_mps_priority_fn)(void);
  */
 typedef uint64_t (*gsd_launched_over_fn)(void);
 #define GSD_LAUNCHED_OVER_SYM "gs_double_launched_over"
+/* Waits the driver would spin for: cuEventSynchronize() on a pending event
+ * made without CU_EVENT_BLOCKING_SYNC.
+ */
+typedef uint64_t (*gsd_spin_syncs_fn)(void);
+#define GSD_SPIN_SYNCS_SYM "gs_double_spin_syncs"
 
 /* Bytes held on @g by processes alive now (read without its lock). */
 static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)

@@ -34,6 +34,14 @@ check "the holder gave the token away while its last kernel ran ($dry dry yields
 	[ "${dry:-0}" -gt 0 ]
 check "never more than twice the hand-over allowance left (${o:-?} <= 2 x $h us)" \
 	[ "${o:-999999}" -le $((2 * h)) ]
+waits=$(value throttle_waits "$T/busy.err")
+spins=$(value spin_syncs "$T/busy.out")
+check "the holder waited for its queue beside the probe ($waits throttle waits)" \
+	[ "${waits:-0}" -gt 0 ]
+# Its events there are plain (no timestamp, no blocking sync: free on the
+# GPU), and the driver spins a CPU in cuEventSynchronize() on those.
+check "none of those waits was a spinning cuEventSynchronize() ($spins)" \
+	[ "${spins:-1}" = 0 ]
 show busy
 run_probe "$(us 100)" 0
 check "spin_us=0: the last kernel is waited for in full ($dry dry yields)" \
