@@ -387,8 +387,8 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * time-sliced GPU), then waits (ev_sync(), @blocks: @ev is a timing event).
  * Called without cs->lock.
  */
-int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
-	     uint64_t est)
+static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
+		    uint64_t est)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;

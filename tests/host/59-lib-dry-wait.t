@@ -42,6 +42,14 @@ check "the holder waited for its queue beside the probe ($waits throttle waits)"
 # GPU), and the driver spins a CPU in cuEventSynchronize() on those.
 check "none of those waits was a spinning cuEventSynchronize() ($spins)" \
 	[ "${spins:-1}" = 0 ]
+timed=$(value timed "$T/busy.err")
+nl=$(value launches "$T/busy.err")
+# Beside a latency-class client too, a kernel whose length is known is
+# timed one launch in about GS_TIME_EVERY: a timestamp between two kernels
+# costs the GPU about 2 us.
+sampled=$(( ${timed:-0} > 0 && ${timed:-0} * 4 < ${nl:-0} ))
+check "the holder timed a sample of its launches beside the probe ($timed of $nl)" \
+	[ "$sampled" = 1 ]
 show busy
 run_probe "$(us 100)" 0
 check "spin_us=0: the last kernel is waited for in full ($dry dry yields)" \
