@@ -378,8 +378,9 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * Wait for @ev, recorded after @cs's newest launch: when it completes, the
  * GPU has none of our work left. A blocking wait wakes tens of
  * microseconds after that, the GPU idle all along, and a yield asked
- * meanwhile waits for it too. So sleep until GS_SPIN_US before the
- * predicted @end, then poll the event and the status page. DRY_YIELD, the
+ * meanwhile waits for it too. So nap until GS_SPIN_US before the
+ * predicted @end, looking at the event between naps, then poll the event
+ * and the status page. DRY_YIELD, the
  * work still running: asked to yield with no more than the hand-over
  * allowance left; the early hand-over then gives the token away while our
  * last kernel runs, and the next holder's kernel is queued when it ends.
@@ -392,14 +393,27 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
-	uint64_t wake = end - c->spin_ns, due, from;
+	uint64_t wake = end - c->spin_ns, due, from, nap;
 
 	/* A latency client's request due first: be up for its yield. */
 	from = lat_watch(cs->d, now, &due);
 	if (from && from < wake)
 		wake = from;
-	if (end > now + c->spin_ns && wake > now)
-		sleep_until(wake);
+	/*
+	 * Toward @wake, look at the event between naps (as ev_sync() does)
+	 * rather than sleep blind: @end is predicted from measured lengths,
+	 * and a kernel that the driver time-slices with another context's
+	 * work ends anywhere about it. Slept past its end, the GPU would sit
+	 * without our work until we woke.
+	 */
+	for (nap = GS_EV_NAP_NS; end > now + c->spin_ns && wake > now;) {
+		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+			return DRY_SEEN;
+		sleep_until(wake - now > nap ? now + nap : wake);
+		now = gs_now_ns();
+		if (nap < GS_EV_NAP_MAX_NS)
+			nap *= 2;
+	}
 	for (;;) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return DRY_SEEN;

@@ -23,6 +23,12 @@
  *    event completes when the kernel before it ends as modelled, or when
  *    it was recorded if nothing was queued; events created with
  *    CU_EVENT_DISABLE_TIMING cannot be timed, as with the driver;
+ *  - $GS_DOUBLE_STRETCH_PCT (default 0): each kernel takes its length
+ *    plus a random 0 to that many percent of it, as a kernel time-sliced
+ *    with other contexts' work does on a real GPU (its work counts as its
+ *    length); the gaps of $GS_DOUBLE_LATE_GAP_US (default 500) or more
+ *    between a context's kernels in which it had none queued are counted
+ *    (gs_double_late_gaps()): the GPU waited for the process's host;
  *  - cuEventSynchronize() on a pending event created without
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
@@ -67,6 +73,7 @@ struct item {
 	struct item *next;
 	uint64_t seq;
 	uint64_t us;		/* 0: a copy or a marker */
+	uint64_t wall_us;	/* us, stretched ($GS_DOUBLE_STRETCH_PCT) */
 	uint64_t queued_at;
 	bool kernel;
 };
@@ -112,6 +119,9 @@ static struct {
 	atomic_ullong work_us;
 	atomic_ullong launched_over;	/* gs_double_launched_over() */
 	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
+	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
+	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
+	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	/* This process's share of each GPU's count of running kernels,
 	 * changed with it under run_lock, so that a launch can tell its
 	 * own kernels from the others'.
@@ -192,7 +202,12 @@ static void *worker(void *arg)
 			 * this thread wakes up.
 			 */
 			start = it->queued_at > gpu_free_at ? it->queued_at : gpu_free_at;
-			end = start + it->us * 1000;
+			/* Queued after our last kernel ended: the GPU had
+			 * none of our work meanwhile.
+			 */
+			if (gpu_free_at && start - gpu_free_at >= D.late_gap_ns)
+				atomic_fetch_add(&D.late_gaps, 1);
+			end = start + it->wall_us * 1000;
 			gpu_free_at = end;
 			done_at = end;
 
@@ -210,7 +225,7 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&c->lock);
 			for (struct item *q = it->next; q; q = q->next)
 				if (q->kernel)
-					backlog += q->us * 1000;
+					backlog += q->wall_us * 1000;
 			pthread_mutex_unlock(&c->lock);
 			if (owned) {
 				__atomic_store_n(&g->backlog_until, backlog, __ATOMIC_SEQ_CST);
@@ -284,6 +299,17 @@ static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
 	if (!it)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	it->us = us;
+	it->wall_us = us;
+	if (kernel && D.stretch_pct) {
+		static __thread uint64_t rng;
+
+		if (!rng)
+			rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		it->wall_us += us * (rng % (D.stretch_pct + 1)) / 100;
+	}
 	it->kernel = kernel;
 	it->queued_at = now_ns();
 	/* Launched while another process's kernel runs: by the caller's
@@ -410,6 +436,10 @@ EXPORT CUresult cuInit(unsigned int flags)
 	s = getenv("GS_DOUBLE_QUEUE");
 	D.max_queue = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 256;
 
+	s = getenv("GS_DOUBLE_STRETCH_PCT");
+	D.stretch_pct = s ? (unsigned int)strtoul(s, NULL, 10) : 0;
+	s = getenv("GS_DOUBLE_LATE_GAP_US");
+	D.late_gap_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 500);
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 	D.ctx_mem = gsd_mem_size(getenv("GS_DOUBLE_CTX_MEM"), 0);
 
@@ -1670,6 +1700,11 @@ EXPORT uint64_t gs_double_launched_over(void)
 	return atomic_load(&D.launched_over);
 }
 
+EXPORT uint64_t gs_double_late_gaps(void)
+{
+	return atomic_load(&D.late_gaps);
+}
+
 EXPORT uint64_t gs_double_spin_syncs(void)
 {
 	return atomic_load(&D.spin_syncs);
@@ -1692,6 +1727,7 @@ static void atfork_child(void)
 	atomic_store(&D.work_us, 0);
 	atomic_store(&D.launched_over, 0);
 	atomic_store(&D.spin_syncs, 0);
+	atomic_store(&D.late_gaps, 0);
 	pthread_mutex_init(&D.run_lock, NULL);
 	memset(D.mine, 0, sizeof(D.mine));
 	for (int i = 0; i < GSD_MAX_GPUS; i++) {

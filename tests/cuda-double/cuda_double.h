@@ -81,6 +81,11 @@ typedef uint64_t (*gsd_launched_over_fn)(void);
  */
 typedef uint64_t (*gsd_spin_syncs_fn)(void);
 #define GSD_SPIN_SYNCS_SYM "gs_double_spin_syncs"
+/* Gaps of $GS_DOUBLE_LATE_GAP_US (default 500) or more between this
+ * process's kernels in which it had none queued.
+ */
+typedef uint64_t (*gsd_late_gaps_fn)(void);
+#define GSD_LATE_GAPS_SYM "gs_double_late_gaps"
 
 /* Bytes held on @g by processes alive now (read without its lock). */
 static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)

@@ -127,6 +127,7 @@ static gsd_work_us_fn work_us;
 static gsd_mps_priority_fn mps_priority;
 static gsd_launched_over_fn launched_over;
 static gsd_spin_syncs_fn spin_syncs;
+static gsd_late_gaps_fn late_gaps;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -247,6 +248,7 @@ static void resolve(void)
 	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
 	launched_over = (gsd_launched_over_fn)sym(h, GSD_LAUNCHED_OVER_SYM);
 	spin_syncs = (gsd_spin_syncs_fn)sym(h, GSD_SPIN_SYNCS_SYM);
+	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
 }
 
 /*
@@ -701,13 +703,14 @@ int main(int argc, char **argv)
 		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu late_gaps=%llu\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
 	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch,
 	       mps_priority(), (unsigned long long)launched_over(),
-	       (unsigned long long)spin_syncs());
+	       (unsigned long long)spin_syncs(),
+	       (unsigned long long)late_gaps());
 	if (then_share >= 0)
 		printf("then_share=%.4f\n", then_share);
 	if (nr_lat) {

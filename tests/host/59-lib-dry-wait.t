@@ -55,6 +55,29 @@ run_probe "$(us 100)" 0
 check "spin_us=0: the last kernel is waited for in full ($dry dry yields)" \
 	[ "${dry:-1}" = 0 ]
 
+# Kernels whose length strays (the double stretches each by 0-300%, as
+# time-slicing with another context's work does): the wait looks at the
+# event between naps rather than sleep to the predicted end, past which
+# the GPU would have none of the holder's work.
+if [ "$BACKEND" = kmod ]; then
+	# Under emulation a launch costs about 1 ms of CPU, and the host's
+	# own pace, not the wait, decides when the next kernel is queued.
+	skip "stretched kernels: host only (launches cost ~1 ms in a VM)"
+else
+	# The probe launches beside the holder, which keeps the token throughout.
+	tune=$GPUSCHED_TUNE
+	export GPUSCHED_TUNE="$tune,handover_us=0,beside=1"
+	late=$(us 500)
+	busy_and_probe "$(us 1000)" "$(us 5000)" GS_DOUBLE_STRETCH_PCT=300 \
+		GS_DOUBLE_LATE_GAP_US="$late"
+	GPUSCHED_TUNE=$tune
+	gaps=$(value late_gaps "$T/busy.out")
+	nl=$(value launches "$T/busy.out")
+	echo "# stretched kernels: busy share $(value share "$T/busy.out"), $gaps of $nl kernels queued $late us or more after the holder's last one ended"
+	check "stretched kernels: the GPU waited $late us or more for the holder's next kernel less than one time in five ($gaps of $nl)" \
+		[ "$(( ${gaps:-1000000} * 5 ))" -lt "${nl:-0}" ]
+fi
+
 kern=$(us 1000)
 run_probe "$kern" "$(us 200)"
 # Here the idle thread often answers the yield first, when the launching
