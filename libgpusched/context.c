@@ -391,7 +391,11 @@ static void at_exit(void)
 			continue;
 		/* Nobody clears it now the idle thread is gone: a launch of
 		 * another thread must not wait for a token asked for early.
+		 * Granted for a request that did not come before the exit, it
+		 * is given back below: counted so (early_misses).
 		 */
+		if (d->early_until)
+			early_done(d, 0);
 		d->early_until = 0;
 		atomic_store(&d->early, false);
 		g = atomic_load(&d->g);

@@ -119,8 +119,10 @@ check "srun --help lists --gpu-weight, --gpu-class and --gpu-cap" \
 	sh -c "srun --help | grep -q -- --gpu-weight && srun --help | grep -q -- --gpu-class && srun --help | grep -q -- --gpu-cap"
 check "srun --gpu-weight=0 is refused" not srun --gpu-weight=0 true
 
+# Runs until told to stop (SIGUSR1, below): its environment is read while
+# it lives, however long the cluster takes to start it.
 srun --gpu-weight=300 --gpu-class=batch -N1 -n1 env GPUSCHED_DEBUG=stats \
-	"$CLIENT" --seconds 4 --kernel-us 500 >"$T/out" 2>&1 &
+	"$CLIENT" --seconds 60 --kernel-us 500 >"$T/out" 2>&1 &
 run=$!
 # Listed, with what the job asked for (a client attaches, then asks).
 got_client() {
@@ -143,6 +145,7 @@ sys.exit([c["label"] for c in json.load(open(sys.argv[1]))["clients"]
 check "the client (pid ${pid:-?}) carries the job's label, slurm-${job:-?}, and the preload" \
 	sh -c "tr '\0' '\n' </proc/$pid/environ | grep -qx 'GPUSCHED_LABEL=slurm-$job' &&
 		tr '\0' '\n' </proc/$pid/environ | grep -qx 'LD_PRELOAD=$LIB'"
+[ -n "$pid" ] && kill -USR1 "$pid" 2>/dev/null
 wait "$run"
 rc=$?
 check "srun succeeds, and the library gated the launches" \
