@@ -20,7 +20,8 @@
 #include "memsize.h"
 #include "tune.h"
 
-static struct gs_config cfg;
+struct gs_config gs_cfg;
+atomic_bool gs_cfg_ready;
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 
 uint64_t gs_now_ns(void)
@@ -187,22 +188,22 @@ static void tune_read(void)
 			tune_one(s, n);
 		s += n + (s[n] == ',');
 	}
-	cfg.idle_ns = 1000ull * (uint64_t)t_idle_us;
-	cfg.idle_wanted_ns = t_idle_wanted_us < 0 ? (uint64_t)-1 :
+	gs_cfg.idle_ns = 1000ull * (uint64_t)t_idle_us;
+	gs_cfg.idle_wanted_ns = t_idle_wanted_us < 0 ? (uint64_t)-1 :
 			     1000ull * (uint64_t)t_idle_wanted_us;
-	cfg.queue = (unsigned int)t_queue;
-	cfg.queue_ns = 1000ull * (uint64_t)t_queue_us;
-	cfg.queue_alone_ns = 1000ull * (uint64_t)t_queue_alone_us;
-	cfg.queue_latency_ns = t_queue_latency_us < 0 ? 0 :
+	gs_cfg.queue = (unsigned int)t_queue;
+	gs_cfg.queue_ns = 1000ull * (uint64_t)t_queue_us;
+	gs_cfg.queue_alone_ns = 1000ull * (uint64_t)t_queue_alone_us;
+	gs_cfg.queue_latency_ns = t_queue_latency_us < 0 ? 0 :
 			       1000ull * (uint64_t)t_queue_latency_us;
-	cfg.handover_set = t_handover_us >= 0;
-	cfg.handover_ns = 1000ull * (uint64_t)(t_handover_us < 0 ? GS_HANDOVER_US :
+	gs_cfg.handover_set = t_handover_us >= 0;
+	gs_cfg.handover_ns = 1000ull * (uint64_t)(t_handover_us < 0 ? GS_HANDOVER_US :
 					       t_handover_us);
-	cfg.spin_ns = 1000ull * (uint64_t)t_spin_us;
-	cfg.latency_predict = t_latency_predict;
-	cfg.lead_auto = t_lead_us < 0;
-	cfg.lead_ns = cfg.lead_auto ? 0 : 1000ull * (uint64_t)t_lead_us;
-	cfg.beside = t_beside;
+	gs_cfg.spin_ns = 1000ull * (uint64_t)t_spin_us;
+	gs_cfg.latency_predict = t_latency_predict;
+	gs_cfg.lead_auto = t_lead_us < 0;
+	gs_cfg.lead_ns = gs_cfg.lead_auto ? 0 : 1000ull * (uint64_t)t_lead_us;
+	gs_cfg.beside = t_beside;
 }
 
 static void diag_unknown(const char *word, size_t len, void *arg)
@@ -229,8 +230,8 @@ static void diag_read(void)
 			diag |= GS_DIAG_STATS;
 		gs_log("GPUSCHED_STATS is deprecated; use GPUSCHED_DEBUG=stats");
 	}
-	cfg.debug = diag & GS_DIAG_LOG;
-	cfg.stats = diag & GS_DIAG_STATS;
+	gs_cfg.debug = diag & GS_DIAG_LOG;
+	gs_cfg.stats = diag & GS_DIAG_STATS;
 }
 
 static void config_read(void)
@@ -243,19 +244,19 @@ static void config_read(void)
 
 	/* GPUSCHED_DEBUG first: gs_debug() calls gs_config(). */
 	diag_read();
-	cfg.weight = (int)env_long("GPUSCHED_WEIGHT", GPUSCHED_WEIGHT_MIN,
+	gs_cfg.weight = (int)env_long("GPUSCHED_WEIGHT", GPUSCHED_WEIGHT_MIN,
 				   GPUSCHED_WEIGHT_MAX, -1, "");
-	cfg.sched_class = env_word("GPUSCHED_CLASS", classes, 3, -1,
+	gs_cfg.sched_class = env_word("GPUSCHED_CLASS", classes, 3, -1,
 				   "latency, normal or batch");
-	cfg.cap_pct = (int)env_long("GPUSCHED_CAP", 0, 100, -1,
+	gs_cfg.cap_pct = (int)env_long("GPUSCHED_CAP", 0, 100, -1,
 				    " (percent, 0 for no cap)");
 	s = getenv("GPUSCHED_MEM_LIMIT");
-	if (s && *s && gs_mem_size_parse(s, &cfg.mem_limit, &cfg.mem_limit_pct))
+	if (s && *s && gs_mem_size_parse(s, &gs_cfg.mem_limit, &gs_cfg.mem_limit_pct))
 		gs_log("GPUSCHED_MEM_LIMIT=\"%s\" is not a size (bytes with an optional K, M, G or T suffix) or a percentage from 1%% to 100%%; ignoring it",
 		       s);
-	cfg.fail = env_word("GPUSCHED_FAIL", fails, 2, GS_FAIL_OPEN,
+	gs_cfg.fail = env_word("GPUSCHED_FAIL", fails, 2, GS_FAIL_OPEN,
 			    "open or closed");
-	cfg.backend = env_word("GPUSCHED_BACKEND", backends, 3,
+	gs_cfg.backend = env_word("GPUSCHED_BACKEND", backends, 3,
 			       GS_BACKEND_AUTO, "auto, kmod or arbiter");
 	tune_read();
 	/* Under MPS the GPU runs contexts side by side: latency-class work
@@ -264,36 +265,43 @@ static void config_read(void)
 	 * so that the SMs their kernels free go to latency work first.
 	 */
 	mps = env_bool("GPUSCHED_MPS");
-	cfg.mps_beside = mps && cfg.sched_class == GPUSCHED_CLASS_LATENCY;
-	cfg.mps_below = mps && cfg.sched_class != GPUSCHED_CLASS_LATENCY;
+	gs_cfg.mps_beside = mps && gs_cfg.sched_class == GPUSCHED_CLASS_LATENCY;
+	gs_cfg.mps_below = mps && gs_cfg.sched_class != GPUSCHED_CLASS_LATENCY;
 
 	s = getenv("GPUSCHED_ARBITER");
-	if (s && *s && strlen(s) < sizeof(cfg.arbiter)) {
-		strcpy(cfg.arbiter, s);
+	if (s && *s && strlen(s) < sizeof(gs_cfg.arbiter)) {
+		strcpy(gs_cfg.arbiter, s);
 	} else {
 		if (s && *s)
 			gs_log("GPUSCHED_ARBITER is longer than %zu bytes; using %s",
-			       sizeof(cfg.arbiter) - 1, GPUSCHED_ARBITER_SOCKET);
-		strcpy(cfg.arbiter, GPUSCHED_ARBITER_SOCKET);
+			       sizeof(gs_cfg.arbiter) - 1, GPUSCHED_ARBITER_SOCKET);
+		strcpy(gs_cfg.arbiter, GPUSCHED_ARBITER_SOCKET);
 	}
 
 	s = getenv("GPUSCHED_LABEL");
 	if (s && *s) {
 		size_t n = strlen(s);
-		bool ok = n < sizeof(cfg.label);
+		bool ok = n < sizeof(gs_cfg.label);
 
 		for (size_t i = 0; ok && i < n; i++)
 			ok = s[i] > 0x20 && s[i] < 0x7f;
 		if (ok)
-			memcpy(cfg.label, s, n + 1);
+			memcpy(gs_cfg.label, s, n + 1);
 		else
 			gs_log("GPUSCHED_LABEL must be 1 to %zu printable characters without spaces; ignoring it",
-			       sizeof(cfg.label) - 1);
+			       sizeof(gs_cfg.label) - 1);
 	}
 }
 
-const struct gs_config *gs_config(void)
+static void config_once(void)
 {
-	pthread_once(&cfg_once, config_read);
-	return &cfg;
+	config_read();
+	/* Released: whoever sees the flag sees the configuration. */
+	atomic_store_explicit(&gs_cfg_ready, true, memory_order_release);
+}
+
+const struct gs_config *gs_config_read(void)
+{
+	pthread_once(&cfg_once, config_once);
+	return &gs_cfg;
 }

@@ -40,8 +40,10 @@ static void cond_init(void)
 
 static void process_init(void);
 
-/* Register what the process needs once it really uses CUDA. */
-void ensure_process_init(void)
+atomic_bool gs_process_ready;
+
+/* ensure_process_init()'s way the first time (interpose.h). */
+void process_init_once(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -122,21 +124,17 @@ struct gs_dev *dev_by_ordinal(CUdevice dev)
 	return d;
 }
 
-/* The state of the current context; NULL: launch unscheduled. */
-struct gs_ctx *ctx_current(void)
+/*
+ * ctx_current() for a context not in this thread's cache: the list, else a
+ * new entry (with its events).
+ */
+static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
+							   unsigned int gen)
 {
-	unsigned int gen = atomic_load_explicit(&G.gen, memory_order_acquire);
 	unsigned char uuid[16];
 	struct gs_ctx *cs, *fresh;
-	CUcontext ctx = NULL;
 	uint64_t total;
 	CUdevice dev;
-
-	if (!real.cuCtxGetCurrent || real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
-	    !ctx)
-		return NULL;
-	if (tls_cache.ctx == ctx && tls_cache.gen == gen)
-		return tls_cache.cs;
 
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
 		if (cs->ctx == ctx && !atomic_load(&cs->dead))
@@ -201,6 +199,24 @@ found:
 	return cs;
 }
 
+/*
+ * The state of the current context; NULL: launch unscheduled. Every launch
+ * asks: the thread's cache answers, and only a miss takes ctx_lookup()'s
+ * larger frame.
+ */
+struct gs_ctx *ctx_current(void)
+{
+	unsigned int gen = atomic_load_explicit(&G.gen, memory_order_acquire);
+	CUcontext ctx = NULL;
+
+	if (!real.cuCtxGetCurrent || real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+	    !ctx)
+		return NULL;
+	if (tls_cache.ctx == ctx && tls_cache.gen == gen)
+		return tls_cache.cs;
+	return ctx_lookup(ctx, gen);
+}
+
 /* A context went away: forget its state (kept allocated, see below). */
 void ctx_forget(CUcontext ctx, int ordinal)
 {
@@ -225,20 +241,6 @@ uint64_t grace_ns(struct gs_dev *d)
 	return ns ? ns : UINT64_MAX;
 }
 
-/*
- * Is this process of the latency class on @g? As the service last set it
- * (the daemon's rules may have), or, from a service that does not say, as
- * it was started (GPUSCHED_CLASS).
- */
-bool is_latency(const struct gpusched *g)
-{
-	uint32_t c = g ? __atomic_load_n(&g->st->class_plus_one,
-					 __ATOMIC_RELAXED) : 0;
-
-	if (c)
-		return c - 1 == GPUSCHED_CLASS_LATENCY;
-	return gs_config()->sched_class == GPUSCHED_CLASS_LATENCY;
-}
 
 /*
  * What the service promises a latency-class client on @d, from the status
@@ -291,26 +293,6 @@ uint64_t idle_wanted(const struct gpusched *g)
 	return is_latency(g) ? 1000ull * GS_IDLE_LATENCY_US : c->idle_ns;
 }
 
-/*
- * Do other clients share @d's token, and may one of them need the GPU at
- * once (latency class, not us)? From the status page, whose counts are
- * current while we hold the token (they are rewritten with every change
- * of our state or of a client's class, and a newcomer who waits sets
- * YIELD). Before the token is open: assume shared.
- */
-enum gs_sharing dev_sharing(struct gs_dev *d)
-{
-	struct gpusched *g = atomic_load(&d->g);
-	uint32_t lat, mine;
-
-	if (!g)
-		return SHARED;
-	if (__atomic_load_n(&g->st->nr_clients, __ATOMIC_RELAXED) <= 1)
-		return ALONE;
-	lat = __atomic_load_n(&g->st->nr_latency, __ATOMIC_RELAXED);
-	mine = is_latency(g);
-	return lat > mine ? SHARED_LATENCY : SHARED;
-}
 
 /* Somebody waits for @g's token, or is about to be asked for it. */
 bool dev_wanted(const struct gpusched *g, uint32_t fl)
@@ -471,4 +453,5 @@ static void process_init(void)
 	gs_config();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(at_exit);
+	atomic_store_explicit(&gs_process_ready, true, memory_order_release);
 }

@@ -20,7 +20,7 @@
 
 struct real_tab real;
 
-static atomic_bool real_resolved;
+atomic_bool gs_real_resolved;
 static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *resolve(void *h, const char *name)
@@ -35,12 +35,12 @@ static void *resolve(void *h, const char *name)
  * held across dlopen/dlsym: a library constructor running under the
  * loader's lock may call dlsym, which comes here.
  */
-bool resolve_real(bool load)
+bool resolve_real_slow(bool load)
 {
 	struct real_tab t;
 	void *h;
 
-	if (atomic_load_explicit(&real_resolved, memory_order_acquire))
+	if (atomic_load_explicit(&gs_real_resolved, memory_order_acquire))
 		return true;
 	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 	if (!h && load)
@@ -80,9 +80,9 @@ bool resolve_real(bool load)
 	 * threads found the same pointers; the first one publishes.
 	 */
 	pthread_mutex_lock(&real_lock);
-	if (!atomic_load_explicit(&real_resolved, memory_order_relaxed)) {
+	if (!atomic_load_explicit(&gs_real_resolved, memory_order_relaxed)) {
 		real = t;
-		atomic_store_explicit(&real_resolved, true, memory_order_release);
+		atomic_store_explicit(&gs_real_resolved, true, memory_order_release);
 	}
 	pthread_mutex_unlock(&real_lock);
 	return true;

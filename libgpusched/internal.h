@@ -146,7 +146,22 @@ struct gs_config {
 	char label[64];
 };
 
-GS_HIDDEN const struct gs_config *gs_config(void);
+GS_HIDDEN const struct gs_config *gs_config_read(void);
+extern struct gs_config gs_cfg GS_HIDDEN;
+extern atomic_bool gs_cfg_ready GS_HIDDEN;
+
+/*
+ * The configuration, read on first use. Every launch asks for it several
+ * times: once it is read, a flag says so here, without a call into
+ * pthread_once() each time.
+ */
+static inline const struct gs_config *gs_config(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&gs_cfg_ready,
+						  memory_order_acquire), 1))
+		return &gs_cfg;
+	return gs_config_read();
+}
 GS_HIDDEN void gs_log(const char *fmt, ...) GS_PRINTF(1, 2);
 GS_HIDDEN void gs_debug(const char *fmt, ...) GS_PRINTF(1, 2);
 GS_HIDDEN uint64_t gs_now_ns(void);

@@ -328,22 +328,82 @@ enum { GATE_HELD, GATE_BESIDE, GATE_BESIDE_ASK, GATE_UNSCHED, GATE_DENIED,
 extern struct real_tab real GS_HIDDEN;
 
 /* hooks.c: find libcuda's entry points (@load: dlopen it if need be) */
-GS_HIDDEN bool resolve_real(bool load);
+GS_HIDDEN bool resolve_real_slow(bool load);
+extern atomic_bool gs_real_resolved GS_HIDDEN;
+
+/*
+ * Every call of a replaced entry point resolves the real ones first: once
+ * they are, a flag says so here, without a call.
+ */
+static inline bool resolve_real(bool load)
+{
+	if (__builtin_expect(atomic_load_explicit(&gs_real_resolved,
+						  memory_order_acquire), 1))
+		return true;
+	return resolve_real_slow(load);
+}
 
 /* context.c */
-GS_HIDDEN void ensure_process_init(void);
+GS_HIDDEN void process_init_once(void);
+extern atomic_bool gs_process_ready GS_HIDDEN;
+
+/*
+ * Register what the process needs once it really uses CUDA (every launch
+ * asks): a flag, set once that is done, spares the call to pthread_once().
+ */
+static inline void ensure_process_init(void)
+{
+	if (!__builtin_expect(atomic_load_explicit(&gs_process_ready,
+						   memory_order_acquire), 1))
+		process_init_once();
+}
 GS_HIDDEN struct gs_ctx *ctx_current(void);
 GS_HIDDEN void ctx_forget(CUcontext ctx, int ordinal);
 GS_HIDDEN uint64_t grace_ns(struct gs_dev *d);
-GS_HIDDEN bool is_latency(const struct gpusched *g);
 GS_HIDDEN uint64_t latency_queue_ns(struct gs_dev *d);
 GS_HIDDEN uint64_t handover_ns(struct gs_dev *d);
 GS_HIDDEN uint64_t idle_wanted(const struct gpusched *g);
-GS_HIDDEN enum gs_sharing dev_sharing(struct gs_dev *d);
 GS_HIDDEN bool dev_wanted(const struct gpusched *g, uint32_t fl);
 GS_HIDDEN uint32_t dev_flags(struct gs_dev *d);
 GS_HIDDEN uint64_t dev_yield_due(struct gs_dev *d);
 GS_HIDDEN void sleep_until(uint64_t t);
+
+/*
+ * Is this process of the latency class on @g? As the service last set it
+ * (the daemon's rules may have), or, from a service that does not say, as
+ * it was started (GPUSCHED_CLASS). Inline, as dev_sharing(): a few loads
+ * that launches make several times each.
+ */
+static inline bool is_latency(const struct gpusched *g)
+{
+	uint32_t c = g ? __atomic_load_n(&g->st->class_plus_one,
+					 __ATOMIC_RELAXED) : 0;
+
+	if (c)
+		return c - 1 == GPUSCHED_CLASS_LATENCY;
+	return gs_config()->sched_class == GPUSCHED_CLASS_LATENCY;
+}
+
+/*
+ * Do other clients share @d's token, and may one of them need the GPU at
+ * once (latency class, not us)? From the status page, whose counts are
+ * current while we hold the token (they are rewritten with every change
+ * of our state or of a client's class, and a newcomer who waits sets
+ * YIELD). Before the token is open: assume shared.
+ */
+static inline enum gs_sharing dev_sharing(struct gs_dev *d)
+{
+	struct gpusched *g = atomic_load(&d->g);
+	uint32_t lat, mine;
+
+	if (!g)
+		return SHARED;
+	if (__atomic_load_n(&g->st->nr_clients, __ATOMIC_RELAXED) <= 1)
+		return ALONE;
+	lat = __atomic_load_n(&g->st->nr_latency, __ATOMIC_RELAXED);
+	mine = is_latency(g);
+	return lat > mine ? SHARED_LATENCY : SHARED;
+}
 
 /* stats.c */
 GS_HIDDEN void times_add(struct gs_times *t, uint64_t ns);
