@@ -22,29 +22,6 @@ bool gs_est_unsteady(const struct gs_est *e)
 	return e->mean && 4 * e->dev > e->mean;
 }
 
-struct gs_klen *gs_klen_find(struct gs_klen *tab, unsigned int n,
-			     unsigned int probe, uint64_t key, bool add)
-{
-	uint64_t h = key ^ (key >> 29);
-	struct gs_klen *k;
-
-	for (unsigned int i = 0; i < probe; i++) {
-		k = &tab[(h + i) % n];
-		if (k->key == key)
-			return k;
-		if (!k->key)
-			goto take;
-	}
-	/* Full around it: the newest kernel takes the first place. */
-	k = &tab[h % n];
-take:
-	if (!add)
-		return NULL;
-	k->key = key;
-	k->ns = 0;
-	return k;
-}
-
 void gs_klen_add(struct gs_klen *k, uint64_t ns)
 {
 	k->ns = k->ns ? (3 * k->ns + ns) / 4 : ns;

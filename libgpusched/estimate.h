@@ -38,11 +38,33 @@ struct gs_klen {
 /*
  * @key's entry in an open-addressed table of @n entries, @probe tries a
  * key; with @add, made (zeroed) if absent, taking the first place tried
- * when all are in use. NULL without @add if absent.
+ * when all are in use. NULL without @add if absent. Inline: a launch
+ * looks its kernel up several times, and with the table's size a
+ * constant at the call the modulo is a mask, not a division.
  */
-struct gs_klen *gs_klen_find(struct gs_klen *tab, unsigned int n,
-			     unsigned int probe, uint64_t key,
-			     bool add) GS_HIDDEN_EST;
+static inline struct gs_klen *gs_klen_find(struct gs_klen *tab, unsigned int n,
+					   unsigned int probe, uint64_t key,
+					   bool add)
+{
+	uint64_t h = key ^ (key >> 29);
+	struct gs_klen *k;
+
+	for (unsigned int i = 0; i < probe; i++) {
+		k = &tab[(h + i) % n];
+		if (k->key == key)
+			return k;
+		if (!k->key)
+			goto take;
+	}
+	/* Full around it: the newest kernel takes the first place. */
+	k = &tab[h % n];
+take:
+	if (!add)
+		return NULL;
+	k->key = key;
+	k->ns = 0;
+	return k;
+}
 
 /* A sample of @k's length: @ns. */
 void gs_klen_add(struct gs_klen *k, uint64_t ns) GS_HIDDEN_EST;

@@ -19,6 +19,18 @@
 #include "interpose.h"
 
 /*
+ * @x modulo the ring's size. The ring has GS_RING events unless the driver
+ * refused some: the divisor is then a constant, and the modulo a mask
+ * rather than a division, of which a launch would make several.
+ */
+static inline unsigned int ring_mod(const struct gs_ctx *cs, unsigned int x)
+{
+	if (__builtin_expect(cs->nr_events == GS_RING, 1))
+		return x % GS_RING;
+	return x % cs->nr_events;
+}
+
+/*
  * What follows is not our work running back to back (the queue ran dry,
  * the token went away, a fork): no launch-length sample spans it and no
  * end is predicted until an event is seen completing again, or a launch
@@ -113,7 +125,7 @@ bool ctx_busy(struct gs_ctx *cs)
 	pthread_mutex_lock(&cs->lock);
 	busy = cs->throttled > 0;
 	if (!busy && cs->nr && real.cuEventQuery) {
-		unsigned int last = (cs->head + cs->nr - 1) % cs->nr_events;
+		unsigned int last = ring_mod(cs, cs->head + cs->nr - 1);
 
 		busy = real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY;
 	}
@@ -121,17 +133,23 @@ bool ctx_busy(struct gs_ctx *cs)
 	return busy;
 }
 
+/* @key's entry in @cs's table of lengths (NULL: none). Caller holds cs->lock. */
+static struct gs_klen *klen_of(struct gs_ctx *cs, uint64_t key)
+{
+	return key ? gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false)
+		   : NULL;
+}
+
+/* The GPU time predicted for a launch whose entry is @k (klen_of()). */
+static uint64_t klen_ns(const struct gs_ctx *cs, const struct gs_klen *k)
+{
+	return k && k->ns ? k->ns : cs->est.mean;
+}
+
 /* The GPU time predicted for a launch of @key. Caller holds cs->lock. */
 uint64_t launch_ns(struct gs_ctx *cs, uint64_t key)
 {
-	struct gs_klen *k;
-
-	if (key) {
-		k = gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false);
-		if (k && k->ns)
-			return k->ns;
-	}
-	return cs->est.mean;
+	return klen_ns(cs, klen_of(cs, key));
 }
 
 /* Our GPU time queued after cs->done, predicted. Caller holds cs->lock. */
@@ -207,10 +225,10 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 /* The oldest @n events of @cs completed: pop them. Caller holds cs->lock. */
 static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 {
-	unsigned int last = (cs->head + n - 1) % cs->nr_events;
+	unsigned int last = ring_mod(cs, cs->head + n - 1);
 
 	for (unsigned int i = 0; i < n; i++) {
-		unsigned int slot = (cs->head + i) % cs->nr_events;
+		unsigned int slot = ring_mod(cs, cs->head + i);
 
 		klen_sample(cs, slot);
 		cs->prev = slot;
@@ -223,7 +241,7 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum);
 	cs->done = cs->ev_mark[last];
 	cs->done_cum = cs->ev_cum[last];
-	cs->head = (last + 1) % cs->nr_events;
+	cs->head = ring_mod(cs, last + 1);
 	cs->head_seq += n;
 	cs->nr -= n;
 }
@@ -270,11 +288,11 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 			break;
 		}
 		for (unsigned int k = 1; k < cs->nr; k++) {
-			slot = (cs->head + k) % cs->nr_events;
+			slot = ring_mod(cs, cs->head + k);
 			if (work_after(cs, slot) > left_ns)
 				i = k;
 		}
-		slot = (cs->head + i) % cs->nr_events;
+		slot = ring_mod(cs, cs->head + i);
 		ev = cs->ev[slot];
 		blocks = ev_timed(cs, slot);
 		cs->throttled++;
@@ -315,7 +333,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
 {
 	const struct gs_config *c = gs_config();
-	uint64_t ns = c->queue_alone_ns, floor = 2, next, now;
+	uint64_t ns = c->queue_alone_ns, floor = 2, next, now, grace;
 
 	switch (dev_sharing(cs->d)) {
 	case SHARED_LATENCY:
@@ -348,8 +366,9 @@ uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
 		break;
 	}
 	/* A holder asked to yield must be done within the grace time. */
-	if (ns > grace_ns(cs->d) / 2)
-		ns = grace_ns(cs->d) / 2;
+	grace = grace_ns(cs->d) / 2;
+	if (ns > grace)
+		ns = grace;
 	*floorp = floor;
 	return ns;
 }
@@ -538,7 +557,7 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 		    uint64_t key, bool timing)
 {
 	CUresult (*rec)(CUevent, CUstream);
-	unsigned int slot = (cs->head + cs->nr) % cs->nr_events;
+	unsigned int slot = ring_mod(cs, cs->head + cs->nr);
 	CUevent ev = timing ? cs->ev_t[slot] : cs->ev_n[slot];
 
 	rec = ptsz ? real.cuEventRecord_ptsz : real.cuEventRecord;
@@ -567,18 +586,20 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
  * learnt per kernel, and a timed launch costs the GPU about 2 us of
  * timestamp between two kernels (a tenth of a 20 us kernel), where the
  * plain event that queued() puts after every launch there costs it
- * nothing. Caller holds cs->lock.
+ * nothing. @k: @key's entry (klen_of()). Caller holds cs->lock.
  */
-static bool time_this(struct gs_ctx *cs, uint64_t key)
+static bool time_this_of(const struct gs_ctx *cs, uint64_t key,
+			 const struct gs_klen *k)
 {
-	struct gs_klen *k;
-
 	if (!cs->est.mean || cs->launches >= cs->sample_at)
 		return true;
-	if (!key)
-		return false;
-	k = gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE, key, false);
-	return !k || !k->ns;
+	return key && (!k || !k->ns);
+}
+
+/* time_this_of() with @key's entry looked up (klen_of()). */
+static bool time_this(struct gs_ctx *cs, uint64_t key)
+{
+	return time_this_of(cs, key, klen_of(cs, key));
 }
 
 /*
@@ -586,15 +607,17 @@ static bool time_this(struct gs_ctx *cs, uint64_t key)
  * latency-class client: fewer events still while nobody else is attached,
  * where a yield is not even pending.
  */
-static unsigned int time_every(struct gs_ctx *cs)
+static unsigned int time_every(enum gs_sharing sharing)
 {
-	return dev_sharing(cs->d) == ALONE ? GS_TIME_EVERY_ALONE : GS_TIME_EVERY;
+	return sharing == ALONE ? GS_TIME_EVERY_ALONE : GS_TIME_EVERY;
 }
 
-/* The launch just queued was timed: when to time the next one. */
-static void timed_one(struct gs_ctx *cs)
+/* The launch just queued was timed (@sharing: dev_sharing()): when to
+ * time the next one.
+ */
+static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
 {
-	unsigned int every = time_every(cs);
+	unsigned int every = time_every(sharing);
 
 	cs->rng = cs->rng * 6364136223846793005ull + 1442695040888963407ull;
 	cs->sample_at = cs->launches + every / 2 + (cs->rng >> 32) % every;
@@ -609,7 +632,7 @@ static void timed_one(struct gs_ctx *cs)
  */
 bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
 {
-	unsigned int last = (cs->head + cs->nr + cs->nr_events - 1) % cs->nr_events;
+	unsigned int last = ring_mod(cs, cs->head + cs->nr + cs->nr_events - 1);
 
 	if (!real.cuEventQuery || cs->nr + cs->prev_ok + 2 > cs->nr_events ||
 	    !time_this(cs, key))
@@ -632,7 +655,7 @@ static void ctx_reap_locked(struct gs_ctx *cs)
 	unsigned int n = 0;
 
 	while (n < cs->nr &&
-	       real.cuEventQuery(cs->ev[(cs->head + n) % cs->nr_events]) ==
+	       real.cuEventQuery(cs->ev[ring_mod(cs, cs->head + n)]) ==
 	       CUDA_SUCCESS)
 		n++;
 	if (n)
@@ -664,10 +687,15 @@ uint64_t dev_queued_ns(struct gs_dev *d)
 void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		   bool framed_start)
 {
+	struct gs_klen *k;
 	uint64_t len;
 
 	pthread_mutex_lock(&cs->lock);
-	len = launch_ns(cs, key);
+	/* Looked up once for the length and for time_this_of() below: the
+	 * table does not change in between (cs->lock).
+	 */
+	k = klen_of(cs, key);
+	len = klen_ns(cs, k);
 	cs->launches++;
 	cs->cum_ns += len;
 	if (cs->end_ns) {
@@ -684,9 +712,11 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		cs->end_ns = gs_now_ns() + len;
 	}
 	if (cs->nr + cs->prev_ok < cs->nr_events) {
-		unsigned int last = (cs->head + cs->nr + cs->nr_events - 1) %
-				    cs->nr_events;
+		unsigned int last = ring_mod(cs, cs->head + cs->nr +
+					     cs->nr_events - 1);
 		uint64_t framed = 0;
+		/* Read from the status page once for this launch. */
+		enum gs_sharing sharing = dev_sharing(cs->d);
 
 		/* The event just before this launch on its stream marks its
 		 * start (frame_start()). Two threads launching on one stream
@@ -702,12 +732,12 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 * every one beside a latency-class client, whose wait our
 		 * queue is, bounded kernel by kernel.
 		 */
-		if ((framed || cs->launches - cs->last_mark >= time_every(cs) / 2 ||
-		     dev_sharing(cs->d) == SHARED_LATENCY ||
-		     time_this(cs, key)) &&
+		if ((framed || cs->launches - cs->last_mark >= time_every(sharing) / 2 ||
+		     sharing == SHARED_LATENCY ||
+		     time_this_of(cs, key, k)) &&
 		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed)
-				timed_one(cs);
+				timed_one(cs, sharing);
 			ctx_reap_locked(cs);
 		}
 	}
