@@ -645,16 +645,16 @@ bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
 }
 
 /*
- * The events at the head of @cs's ring that completed: pop them, so that
- * their frames are samples even when nothing waits for them (a program
- * that waits on its own events never fills our queue). Stops at the first
- * one still pending. Caller holds cs->lock.
+ * The events at the head of @cs's ring that completed, of its first @upto:
+ * pop them, so that their frames are samples even when nothing waits for
+ * them (a program that waits on its own events never fills our queue).
+ * Stops at the first one still pending. Caller holds cs->lock.
  */
-static void ctx_reap_locked(struct gs_ctx *cs)
+static void ctx_reap_locked(struct gs_ctx *cs, unsigned int upto)
 {
 	unsigned int n = 0;
 
-	while (n < cs->nr &&
+	while (n < upto &&
 	       real.cuEventQuery(cs->ev[ring_mod(cs, cs->head + n)]) ==
 	       CUDA_SUCCESS)
 		n++;
@@ -673,7 +673,7 @@ uint64_t dev_queued_ns(struct gs_dev *d)
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
 		pthread_mutex_lock(&cs->lock);
 		if (real.cuEventQuery)
-			ctx_reap_locked(cs);
+			ctx_reap_locked(cs, cs->nr);
 		ns += queued_ns(cs);
 		pthread_mutex_unlock(&cs->lock);
 	}
@@ -738,7 +738,13 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed)
 				timed_one(cs, sharing);
-			ctx_reap_locked(cs);
+			/* Not the event just recorded: it follows the kernel
+			 * just queued, which the GPU has had no time to run,
+			 * and asking would be a driver call for a "not ready"
+			 * (at every launch beside a latency-class client).
+			 * The next look sees it.
+			 */
+			ctx_reap_locked(cs, cs->nr - 1);
 		}
 	}
 	pthread_mutex_unlock(&cs->lock);
