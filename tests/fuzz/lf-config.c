@@ -53,12 +53,12 @@ static void check_diag(void)
 
 	n = gs_diag_parse(list, &flags, list ? check_unknown : NULL, &nd);
 	if (n < 0 || (list && n != nd.n) || (flags & ~GS_DIAG_ALL) ||
-	    cfg.debug != !!(flags & GS_DIAG_LOG))
+	    gs_cfg.debug != !!(flags & GS_DIAG_LOG))
 		abort();
 	/* The alias may only add the counters. */
-	if ((flags & GS_DIAG_STATS) && !cfg.stats)
+	if ((flags & GS_DIAG_STATS) && !gs_cfg.stats)
 		abort();
-	if (cfg.stats && !(flags & GS_DIAG_STATS) && !(alias && *alias))
+	if (gs_cfg.stats && !(flags & GS_DIAG_STATS) && !(alias && *alias))
 		abort();
 }
 
@@ -81,30 +81,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			unsetenv(vars[i]);
 		}
 	}
-	memset(&cfg, 0, sizeof(cfg));
+	memset(&gs_cfg, 0, sizeof(gs_cfg));
 	config_read();
 	check_diag();
 	free(copy);
 
-	if ((cfg.weight != -1 && (cfg.weight < GPUSCHED_WEIGHT_MIN ||
-				  cfg.weight > GPUSCHED_WEIGHT_MAX)) ||
-	    cfg.sched_class < -1 || cfg.sched_class > GPUSCHED_CLASS_MAX ||
-	    cfg.cap_pct < -1 || cfg.cap_pct > 100 ||
-	    (cfg.fail != GS_FAIL_OPEN && cfg.fail != GS_FAIL_CLOSED) ||
-	    cfg.backend > GS_BACKEND_ARBITER ||
-	    cfg.idle_ns < 100000 || cfg.idle_ns > 10000000000ull ||
-	    cfg.queue < 2 || cfg.queue > 1024 ||
-	    cfg.queue_ns < 100000 || cfg.queue_ns > 10000000000ull ||
-	    (cfg.mem_limit && cfg.mem_limit_pct) || cfg.mem_limit_pct > 100)
+	if ((gs_cfg.weight != -1 && (gs_cfg.weight < GPUSCHED_WEIGHT_MIN ||
+				     gs_cfg.weight > GPUSCHED_WEIGHT_MAX)) ||
+	    gs_cfg.sched_class < -1 || gs_cfg.sched_class > GPUSCHED_CLASS_MAX ||
+	    gs_cfg.cap_pct < -1 || gs_cfg.cap_pct > 100 ||
+	    (gs_cfg.fail != GS_FAIL_OPEN && gs_cfg.fail != GS_FAIL_CLOSED) ||
+	    gs_cfg.backend > GS_BACKEND_ARBITER ||
+	    gs_cfg.idle_ns < 100000 || gs_cfg.idle_ns > 10000000000ull ||
+	    gs_cfg.queue < 2 || gs_cfg.queue > 1024 ||
+	    gs_cfg.queue_ns < 100000 || gs_cfg.queue_ns > 10000000000ull ||
+	    (gs_cfg.mem_limit && gs_cfg.mem_limit_pct) || gs_cfg.mem_limit_pct > 100)
 		abort();
-	n = strnlen(cfg.arbiter, sizeof(cfg.arbiter));
-	if (n == 0 || n == sizeof(cfg.arbiter))
+	n = strnlen(gs_cfg.arbiter, sizeof(gs_cfg.arbiter));
+	if (n == 0 || n == sizeof(gs_cfg.arbiter))
 		abort();
-	n = strnlen(cfg.label, sizeof(cfg.label));
-	if (n == sizeof(cfg.label))
+	n = strnlen(gs_cfg.label, sizeof(gs_cfg.label));
+	if (n == sizeof(gs_cfg.label))
 		abort();
 	for (i = 0; i < n; i++)
-		if (cfg.label[i] <= 0x20 || cfg.label[i] >= 0x7f)
+		if (gs_cfg.label[i] <= 0x20 || gs_cfg.label[i] >= 0x7f)
 			abort();
 	return 0;
 }
