@@ -172,28 +172,40 @@ static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 }
 
 /*
+ * Look at @ev, napping between looks, each nap twice the last from
+ * GS_EV_NAP_NS up to GS_EV_NAP_MAX_NS, until it completes (true) or
+ * @until passes (false).
+ */
+static bool ev_nap_until(CUevent ev, uint64_t until)
+{
+	uint64_t nap = GS_EV_NAP_NS, now;
+
+	while (real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
+		now = gs_now_ns();
+		if (now >= until)
+			return false;
+		sleep_until(until - now > nap ? now + nap : until);
+		if (nap < GS_EV_NAP_MAX_NS)
+			nap *= 2;
+	}
+	return true;
+}
+
+/*
  * Wait for @ev to complete. A timing event is made with
  * CU_EVENT_BLOCKING_SYNC, and cuEventSynchronize() sleeps on it. A plain
  * one (@blocks false) is not: blocking sync costs the GPU about 2 us
  * between two kernels, as a timestamp does, where a plain event costs it
- * nothing; but cuEventSynchronize() would spin on it. So look at it and
- * sleep between looks, each sleep twice the last, from GS_EV_NAP_NS up to
- * GS_EV_NAP_MAX_NS: a short wait costs a few wake-ups and ends about as
+ * nothing; but cuEventSynchronize() would spin on it. So nap between looks
+ * (ev_nap_until()): a short wait costs a few wake-ups and ends about as
  * late as a blocking one, a long one a few thousand wake-ups a second.
  */
 static void ev_sync(CUevent ev, bool blocks)
 {
-	uint64_t nap = GS_EV_NAP_NS;
-
-	if (blocks || !real.cuEventQuery) {
+	if (blocks || !real.cuEventQuery)
 		real.cuEventSynchronize(ev);
-		return;
-	}
-	while (real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
-		sleep_until(gs_now_ns() + nap);
-		if (nap < GS_EV_NAP_MAX_NS)
-			nap *= 2;
-	}
+	else
+		ev_nap_until(ev, UINT64_MAX);
 }
 
 /*
@@ -412,27 +424,21 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
-	uint64_t wake = end - c->spin_ns, due, from, nap;
+	uint64_t wake = end - c->spin_ns, due, from;
 
 	/* A latency client's request due first: be up for its yield. */
 	from = lat_watch(cs->d, now, &due);
 	if (from && from < wake)
 		wake = from;
 	/*
-	 * Toward @wake, look at the event between naps (as ev_sync() does)
-	 * rather than sleep blind: @end is predicted from measured lengths,
-	 * and a kernel that the driver time-slices with another context's
-	 * work ends anywhere about it. Slept past its end, the GPU would sit
-	 * without our work until we woke.
+	 * Toward @wake, look at the event between naps rather than sleep
+	 * blind: @end is predicted from measured lengths, and a kernel that
+	 * the driver time-slices with another context's work ends anywhere
+	 * about it. Slept past its end, the GPU would sit without our work
+	 * until we woke.
 	 */
-	for (nap = GS_EV_NAP_NS; end > now + c->spin_ns && wake > now;) {
-		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
-			return DRY_SEEN;
-		sleep_until(wake - now > nap ? now + nap : wake);
-		now = gs_now_ns();
-		if (nap < GS_EV_NAP_MAX_NS)
-			nap *= 2;
-	}
+	if (end > now + c->spin_ns && wake > now && ev_nap_until(ev, wake))
+		return DRY_SEEN;
 	for (;;) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			return DRY_SEEN;
