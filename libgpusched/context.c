@@ -241,7 +241,6 @@ uint64_t grace_ns(struct gs_dev *d)
 	return ns ? ns : UINT64_MAX;
 }
 
-
 /*
  * What the service promises a latency-class client on @d, from the status
  * page, where it says: the GPU time its neighbour keeps queued, and the
@@ -292,7 +291,6 @@ uint64_t idle_wanted(const struct gpusched *g)
 		return c->idle_wanted_ns;
 	return is_latency(g) ? 1000ull * GS_IDLE_LATENCY_US : c->idle_ns;
 }
-
 
 /* Somebody waits for @g's token, or is about to be asked for it. */
 bool dev_wanted(const struct gpusched *g, uint32_t fl)

@@ -164,7 +164,6 @@ static uint64_t work_after(struct gs_ctx *cs, unsigned int slot)
 	return cs->cum_ns - cs->ev_cum[slot];
 }
 
-
 /* Does the event recorded in @slot take timestamps? Caller holds cs->lock. */
 static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 {
@@ -609,9 +608,9 @@ static bool time_this(struct gs_ctx *cs, uint64_t key)
 }
 
 /*
- * How many launches to one timed, and to one event at least, away from a
- * latency-class client: fewer events still while nobody else is attached,
- * where a yield is not even pending.
+ * How many launches to one timed (with @sharing, dev_sharing()), and,
+ * away from a latency-class client, to one event at least: fewer still
+ * while nobody else is attached, where a yield is not even pending.
  */
 static unsigned int time_every(enum gs_sharing sharing)
 {
