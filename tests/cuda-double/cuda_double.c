@@ -29,6 +29,10 @@
  *    length); the gaps of $GS_DOUBLE_LATE_GAP_US (default 500) or more
  *    between a context's kernels in which it had none queued are counted
  *    (gs_double_late_gaps()): the GPU waited for the process's host;
+ *  - $GS_DOUBLE_LATE_WAKE_US (default 0): the worker that runs a
+ *    context's kernels marks each done that long after its modelled end,
+ *    as one woken late on a loaded host does: the host sees completions
+ *    late, and events keep the modelled times;
  *  - cuEventSynchronize() on a pending event created without
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
@@ -122,6 +126,7 @@ static struct {
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
+	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
 	/* This process's share of each GPU's count of running kernels,
 	 * changed with it under run_lock, so that a launch can tell its
 	 * own kernels from the others'.
@@ -264,6 +269,17 @@ static void *worker(void *arg)
 			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 				;
 			running_add(c->phys, -1);
+			/* A worker woken late: the kernel's end is modelled,
+			 * and only the host sees it late.
+			 */
+			if (D.late_wake_ns) {
+				uint64_t t = end + D.late_wake_ns;
+
+				ts.tv_sec = (time_t)(t / 1000000000ull);
+				ts.tv_nsec = (long)(t % 1000000000ull);
+				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+					;
+			}
 			if (owned) {
 				__atomic_store_n(&g->owner, 0, __ATOMIC_SEQ_CST);
 				pthread_mutex_unlock(&g->running);
@@ -440,6 +456,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.stretch_pct = s ? (unsigned int)strtoul(s, NULL, 10) : 0;
 	s = getenv("GS_DOUBLE_LATE_GAP_US");
 	D.late_gap_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 500);
+	s = getenv("GS_DOUBLE_LATE_WAKE_US");
+	D.late_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 	D.ctx_mem = gsd_mem_size(getenv("GS_DOUBLE_CTX_MEM"), 0);
 
@@ -878,11 +896,18 @@ EXPORT CUresult cuEventQuery(CUevent e)
 /* When @e completed, modelled; 0 if not yet. Caller holds e->ctx->lock. */
 static uint64_t event_time(CUevent e)
 {
+	uint64_t end;
+
 	if (e->done_at_record)
 		return e->recorded_at;
 	if (e->ctx->completed < e->seq)
 		return 0;
-	return e->ctx->end_at[e->seq % END_RING];
+	/* Recorded after the work before it ended as modelled, though the
+	 * worker (woken late on a loaded host) had not yet marked it done:
+	 * on a GPU it completes when recorded, not in the past.
+	 */
+	end = e->ctx->end_at[e->seq % END_RING];
+	return end > e->recorded_at ? end : e->recorded_at;
 }
 
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
