@@ -171,11 +171,14 @@ static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 }
 
 /*
- * Look at @ev, napping between looks, each nap twice the last from
- * GS_EV_NAP_NS up to GS_EV_NAP_MAX_NS, until it completes (true) or
- * @until passes (false).
+ * Look at @ev, napping between looks, until it completes (true) or @until
+ * passes (false). Each nap is twice the last, from GS_EV_NAP_NS up to
+ * GS_EV_NAP_MAX_NS, while the event is not expected (before @near); from
+ * @near on, where it may complete any time, naps stay GS_EV_NAP_NS: a
+ * wake-up then comes that much after the event at most, not a long nap's
+ * worth, and the GPU waits that long for the next launch.
  */
-static bool ev_nap_until(CUevent ev, uint64_t until)
+static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
 {
 	uint64_t nap = GS_EV_NAP_NS, now;
 
@@ -183,6 +186,10 @@ static bool ev_nap_until(CUevent ev, uint64_t until)
 		now = gs_now_ns();
 		if (now >= until)
 			return false;
+		if (now >= near)
+			nap = GS_EV_NAP_NS;
+		else if (nap > near - now)
+			nap = near - now;
 		sleep_until(until - now > nap ? now + nap : until);
 		if (nap < GS_EV_NAP_MAX_NS)
 			nap *= 2;
@@ -204,7 +211,7 @@ static void ev_sync(CUevent ev, bool blocks)
 	if (blocks || !real.cuEventQuery)
 		real.cuEventSynchronize(ev);
 	else
-		ev_nap_until(ev, UINT64_MAX);
+		ev_nap_until(ev, UINT64_MAX, UINT64_MAX);
 }
 
 /*
@@ -269,7 +276,8 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
  */
 void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 {
-	uint64_t until = 0;
+	uint64_t until = 0, near;
+	CUevent last = NULL;
 
 	pthread_mutex_lock(&cs->lock);
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
@@ -322,12 +330,38 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 			break;
 		}
 	}
+	/* Our newest event, if it follows our newest launch: its completion
+	 * is the end of our work.
+	 */
+	if (until && cs->nr && real.cuEventQuery) {
+		unsigned int slot = ring_mod(cs, cs->head + cs->nr - 1);
+
+		if (cs->ev_mark[slot] == cs->launches)
+			last = cs->ev[slot];
+	}
+	/* Short naps from twice the lengths' deviation before the end. */
+	near = until > 2 * cs->est.dev ? until - 2 * cs->est.dev : 0;
 	pthread_mutex_unlock(&cs->lock);
 	if (!until) {
 		ctx_sync(cs);
 		return;
 	}
-	/* Sleep most of the way, spin the rest: a wake-up can be late. */
+	/*
+	 * Nap most of the way, spin the rest: a wake-up can be late. Looking
+	 * at the end of our work meanwhile, where an event marks it: a kernel
+	 * that ends before its predicted end (one time-sliced with another
+	 * context's work ends anywhere about it) has left the GPU without
+	 * work, and the next holder waits for the hand-over.
+	 */
+	if (last) {
+		if (until > gs_now_ns() + GS_SPIN_NS &&
+		    ev_nap_until(last, near, until - GS_SPIN_NS))
+			return;
+		while (gs_now_ns() < until)
+			if (real.cuEventQuery(last) != CUDA_ERROR_NOT_READY)
+				return;
+		return;
+	}
 	if (until > gs_now_ns() + GS_SPIN_NS)
 		sleep_until(until - GS_SPIN_NS);
 	while (gs_now_ns() < until)
@@ -410,20 +444,20 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * microseconds after that, the GPU idle all along, and a yield asked
  * meanwhile waits for it too. So nap until GS_SPIN_US before the
  * predicted @end, looking at the event between naps, then poll the event
- * and the status page. DRY_YIELD, the
- * work still running: asked to yield with no more than the hand-over
- * allowance left; the early hand-over then gives the token away while our
- * last kernel runs, and the next holder's kernel is queued when it ends.
- * Polls no longer than twice the predicted time @est (a longer kernel, a
- * time-sliced GPU), then waits (ev_sync(), @blocks: @ev is a timing event).
- * Called without cs->lock.
+ * and the status page. DRY_YIELD, the work still running: asked to yield
+ * with no more than the hand-over allowance left; the early hand-over
+ * then gives the token away while our last kernel runs, and the next
+ * holder's kernel is queued when it ends. Polls no longer than twice the
+ * mean launch length of @est (a longer kernel, a time-sliced GPU), then
+ * waits (ev_sync(), @blocks: @ev is a timing event). Called without
+ * cs->lock.
  */
 static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
-		    uint64_t est)
+		    const struct gs_est *est)
 {
 	const struct gs_config *c = gs_config();
-	uint64_t now = gs_now_ns(), until = end + 2 * est + c->spin_ns;
-	uint64_t wake = end - c->spin_ns, due, from;
+	uint64_t now = gs_now_ns(), until = end + 2 * est->mean + c->spin_ns;
+	uint64_t wake = end - c->spin_ns, due, from, near;
 
 	/* A latency client's request due first: be up for its yield. */
 	from = lat_watch(cs->d, now, &due);
@@ -434,9 +468,12 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 	 * blind: @end is predicted from measured lengths, and a kernel that
 	 * the driver time-slices with another context's work ends anywhere
 	 * about it. Slept past its end, the GPU would sit without our work
-	 * until we woke.
+	 * until we woke. Short naps from twice the lengths' deviation before
+	 * @end, where it may well end.
 	 */
-	if (end > now + c->spin_ns && wake > now && ev_nap_until(ev, wake))
+	near = end > now + 2 * est->dev ? end - 2 * est->dev : now;
+	if (end > now + c->spin_ns && wake > now &&
+	    ev_nap_until(ev, near, wake))
 		return DRY_SEEN;
 	for (;;) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
@@ -517,12 +554,13 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
 		bool blocks = ev_timed(cs, cs->head);
-		uint64_t now, end = 0, est = cs->est.mean;
+		uint64_t now, end = 0;
+		struct gs_est est = cs->est;
 		uint64_t reach = wait_reach(cs, cs->head);
 		int dry;
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
-		if (mark == cs->launches && est && cs->end_ns &&
+		if (mark == cs->launches && est.mean && cs->end_ns &&
 		    gs_config()->spin_ns && real.cuEventQuery)
 			end = cs->end_ns;
 		cs->throttled++;
@@ -532,7 +570,7 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 		    real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			dry = DRY_SEEN;
 		else if (end)
-			dry = wait_dry(cs, ev, blocks, end, est);
+			dry = wait_dry(cs, ev, blocks, end, &est);
 		else
 			dry = wait_ev(cs, ev, blocks, reach);
 		now = gs_now_ns();
