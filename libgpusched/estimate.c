@@ -50,3 +50,23 @@ uint64_t gs_elapsed_ns(float ms)
 	ns = (uint64_t)((double)ms * 1e6);
 	return ns ? ns : 1;
 }
+
+uint64_t gs_est_near(const struct gs_est *e, uint64_t end)
+{
+	return end > 2 * e->dev ? end - 2 * e->dev : 0;
+}
+
+uint64_t gs_nap_next(struct gs_nap *n, uint64_t now, uint64_t near,
+		     uint64_t until)
+{
+	uint64_t nap;
+
+	if (now >= near || !n->cur)
+		nap = n->min;
+	else
+		nap = n->cur < n->max / 2 ? 2 * n->cur : n->max;
+	if (now < near && nap > near - now)
+		nap = near - now;
+	n->cur = nap;
+	return until - now > nap ? now + nap : until;
+}

@@ -83,4 +83,26 @@ uint64_t gs_launch_key(const void *f, unsigned int gx, unsigned int gy,
  */
 uint64_t gs_elapsed_ns(float ms) GS_HIDDEN_EST;
 
+/*
+ * From when a launch predicted to end at @end may well end: twice @e's
+ * deviation before @end (0: any time).
+ */
+uint64_t gs_est_near(const struct gs_est *e, uint64_t end) GS_HIDDEN_EST;
+
+/*
+ * Naps between looks at an event: each twice the last, from @min up to
+ * @max, while the event is not expected; @min from @near on, where it may
+ * complete any time. @cur: the last nap (0: none yet).
+ */
+struct gs_nap {
+	uint64_t min, max, cur;
+};
+
+/*
+ * Looking at @now, toward @near (UINT64_MAX: never) and @until: when to
+ * look next. Never past @until, nor past @near while before it.
+ */
+uint64_t gs_nap_next(struct gs_nap *n, uint64_t now, uint64_t near,
+		     uint64_t until) GS_HIDDEN_EST;
+
 #endif /* GS_ESTIMATE_H */

@@ -171,28 +171,22 @@ static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 }
 
 /*
- * Look at @ev, napping between looks, until it completes (true) or @until
- * passes (false). Each nap is twice the last, from GS_EV_NAP_NS up to
- * GS_EV_NAP_MAX_NS, while the event is not expected (before @near); from
- * @near on, where it may complete any time, naps stay GS_EV_NAP_NS: a
- * wake-up then comes that much after the event at most, not a long nap's
- * worth, and the GPU waits that long for the next launch.
+ * Look at @ev, napping between looks (gs_nap_next(): GS_EV_NAP_NS doubling
+ * up to GS_EV_NAP_MAX_NS before @near, GS_EV_NAP_NS from @near on, where
+ * it may complete any time: a wake-up then comes that much after the
+ * event at most, not a long nap's worth, and the GPU waits that long for
+ * the next launch), until it completes (true) or @until passes (false).
  */
 static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
 {
-	uint64_t nap = GS_EV_NAP_NS, now;
+	struct gs_nap nap = { GS_EV_NAP_NS, GS_EV_NAP_MAX_NS, 0 };
+	uint64_t now;
 
 	while (real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
 		now = gs_now_ns();
 		if (now >= until)
 			return false;
-		if (now >= near)
-			nap = GS_EV_NAP_NS;
-		else if (nap > near - now)
-			nap = near - now;
-		sleep_until(until - now > nap ? now + nap : until);
-		if (nap < GS_EV_NAP_MAX_NS)
-			nap *= 2;
+		sleep_until(gs_nap_next(&nap, now, near, until));
 	}
 	return true;
 }
@@ -339,8 +333,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		if (cs->ev_mark[slot] == cs->launches)
 			last = cs->ev[slot];
 	}
-	/* Short naps from twice the lengths' deviation before the end. */
-	near = until > 2 * cs->est.dev ? until - 2 * cs->est.dev : 0;
+	near = gs_est_near(&cs->est, until);
 	pthread_mutex_unlock(&cs->lock);
 	if (!until) {
 		ctx_sync(cs);
@@ -457,7 +450,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est->mean + c->spin_ns;
-	uint64_t wake = end - c->spin_ns, due, from, near;
+	uint64_t wake = end - c->spin_ns, due, from;
 
 	/* A latency client's request due first: be up for its yield. */
 	from = lat_watch(cs->d, now, &due);
@@ -471,9 +464,8 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 	 * until we woke. Short naps from twice the lengths' deviation before
 	 * @end, where it may well end.
 	 */
-	near = end > now + 2 * est->dev ? end - 2 * est->dev : now;
 	if (end > now + c->spin_ns && wake > now &&
-	    ev_nap_until(ev, near, wake))
+	    ev_nap_until(ev, gs_est_near(est, end), wake))
 		return DRY_SEEN;
 	for (;;) {
 		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)

@@ -2,11 +2,13 @@
 /*
  * Host tests of the library's launch-length arithmetic
  * (libgpusched/estimate.c): the mean and deviation of GPU-timed samples,
- * the table of lengths by what was launched, launch keys and the
- * conversion of cuEventElapsedTime's milliseconds. Made-up samples in ns.
+ * the table of lengths by what was launched, launch keys, the
+ * conversion of cuEventElapsedTime's milliseconds, and the naps of a wait
+ * for an event. Made-up samples in ns.
  * tests/unit/estimate.t runs it plainly and under ASan+UBSan.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -112,6 +114,51 @@ static void t_elapsed(void)
 	      (unsigned long long)gs_elapsed_ns(50.0f));
 }
 
+static void t_near(void)
+{
+	struct gs_est e = { .mean = 50000 * US, .dev = 4000 * US };
+
+	CHECK(gs_est_near(&e, 100000 * US) == 92000 * US,
+	      "twice the deviation before the end (%llu)",
+	      (unsigned long long)gs_est_near(&e, 100000 * US));
+	CHECK(gs_est_near(&e, 5000 * US) == 0, "or any time, close to 0");
+	e.dev = 0;
+	CHECK(gs_est_near(&e, 100000 * US) == 100000 * US,
+	      "steady lengths: the end itself");
+}
+
+static void t_nap(void)
+{
+	struct gs_nap n = { 10 * US, 200 * US, 0 };
+	uint64_t now = 1000000 * US, near = now + 1000 * US, until = now + 5000 * US;
+	uint64_t want[] = { 10, 20, 40, 80, 160, 200, 200 };
+	uint64_t t;
+	bool ok = true;
+
+	/* Before @near: doubling from 10 us up to 200 us, never more. */
+	for (unsigned int i = 0; i < ARRAY_SIZE(want); i++) {
+		t = gs_nap_next(&n, now, UINT64_MAX, UINT64_MAX);
+		ok &= t - now == want[i] * US;
+	}
+	CHECK(ok, "naps double from the least up to the most, never more");
+	/* Toward @near: the nap ends there, and from there on is the least. */
+	n.cur = 0;
+	t = now;
+	while (t < near)
+		t = gs_nap_next(&n, t, near, until);
+	CHECK(t == near, "no nap crosses the point from which the event may come");
+	ok = true;
+	for (int i = 0; i < 5; i++) {
+		uint64_t next = gs_nap_next(&n, t, near, until);
+
+		ok &= next - t == 10 * US;
+		t = next;
+	}
+	CHECK(ok, "from there on each nap is the least");
+	CHECK(gs_nap_next(&n, until - 3 * US, near, until) == until,
+	      "and none goes past the end of the wait");
+}
+
 static const struct tap_test tests[] = {
 	{ "the first sample is the mean", t_first },
 	{ "the mean follows kernels that get shorter", t_follow },
@@ -120,6 +167,8 @@ static const struct tap_test tests[] = {
 	{ "a full table", t_klen_full },
 	{ "launch keys", t_keys },
 	{ "milliseconds to nanoseconds", t_elapsed },
+	{ "where a launch may end", t_near },
+	{ "naps toward an event", t_nap },
 };
 
 int main(int argc, char **argv)
