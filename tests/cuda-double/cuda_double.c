@@ -175,6 +175,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleep until CLOCK_MONOTONIC reads @t ns. */
+static void sleep_until_ns(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000ull),
+			       (long)(t % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 /* ------------------------------------------------------------------ */
 
 static void *worker(void *arg)
@@ -197,7 +207,6 @@ static void *worker(void *arg)
 		done_at = 0;
 
 		if (it->kernel) {
-			struct timespec ts;
 			uint64_t start, end, backlog;
 			bool owned;
 			int r;
@@ -263,23 +272,14 @@ static void *worker(void *arg)
 								    __ATOMIC_SEQ_CST))
 					;
 			}
-			ts.tv_sec = (time_t)(end / 1000000000ull);
-			ts.tv_nsec = (long)(end % 1000000000ull);
 			running_add(c->phys, 1);
-			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-				;
+			sleep_until_ns(end);
 			running_add(c->phys, -1);
 			/* A worker woken late: the kernel's end is modelled,
 			 * and only the host sees it late.
 			 */
-			if (D.late_wake_ns) {
-				uint64_t t = end + D.late_wake_ns;
-
-				ts.tv_sec = (time_t)(t / 1000000000ull);
-				ts.tv_nsec = (long)(t % 1000000000ull);
-				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-					;
-			}
+			if (D.late_wake_ns)
+				sleep_until_ns(end + D.late_wake_ns);
 			if (owned) {
 				__atomic_store_n(&g->owner, 0, __ATOMIC_SEQ_CST);
 				pthread_mutex_unlock(&g->running);
