@@ -346,19 +346,15 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	 * context's work ends anywhere about it) has left the GPU without
 	 * work, and the next holder waits for the hand-over.
 	 */
-	if (last) {
-		if (until > gs_now_ns() + GS_SPIN_NS &&
-		    ev_nap_until(last, near, until - GS_SPIN_NS))
+	if (until > gs_now_ns() + GS_SPIN_NS) {
+		if (!last)
+			sleep_until(until - GS_SPIN_NS);
+		else if (ev_nap_until(last, near, until - GS_SPIN_NS))
 			return;
-		while (gs_now_ns() < until)
-			if (real.cuEventQuery(last) != CUDA_ERROR_NOT_READY)
-				return;
-		return;
 	}
-	if (until > gs_now_ns() + GS_SPIN_NS)
-		sleep_until(until - GS_SPIN_NS);
 	while (gs_now_ns() < until)
-		;
+		if (last && real.cuEventQuery(last) != CUDA_ERROR_NOT_READY)
+			return;
 }
 
 /*
