@@ -70,3 +70,10 @@ uint64_t gs_nap_next(struct gs_nap *n, uint64_t now, uint64_t near,
 	n->cur = nap;
 	return until - now > nap ? now + nap : until;
 }
+
+uint64_t gs_nap_most(uint64_t behind, uint64_t spin, uint64_t min)
+{
+	if (behind >= spin)
+		return 0;
+	return behind / 2 > min ? behind / 2 : min;
+}

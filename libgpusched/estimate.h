@@ -90,6 +90,15 @@ uint64_t gs_elapsed_ns(float ms) GS_HIDDEN_EST;
 uint64_t gs_est_near(const struct gs_est *e, uint64_t end) GS_HIDDEN_EST;
 
 /*
+ * The longest nap of a wait for an event with @behind of our GPU time
+ * queued after it: half of that, so that a look sees the event before the
+ * GPU runs out of our work, and no less than @min. 0 where @behind is
+ * @spin or more (@spin 0: always): a blocking wait's late wake-up hides
+ * behind that much work, and costs no CPU meanwhile.
+ */
+uint64_t gs_nap_most(uint64_t behind, uint64_t spin, uint64_t min) GS_HIDDEN_EST;
+
+/*
  * Naps between looks at an event: each twice the last, from @min up to
  * @max, while the event is not expected; @min from @near on, where it may
  * complete any time. @cur: the last nap (0: none yet).

@@ -172,14 +172,15 @@ static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 
 /*
  * Look at @ev, napping between looks (gs_nap_next(): GS_EV_NAP_NS doubling
- * up to GS_EV_NAP_MAX_NS before @near, GS_EV_NAP_NS from @near on, where
- * it may complete any time: a wake-up then comes that much after the
- * event at most, not a long nap's worth, and the GPU waits that long for
- * the next launch), until it completes (true) or @until passes (false).
+ * up to @most before @near, GS_EV_NAP_NS from @near on, where it may
+ * complete any time: a wake-up then comes that much after the event at
+ * most, not a long nap's worth, and the GPU waits that long for the next
+ * launch), until it completes (true) or @until passes (false).
  */
-static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
+static bool ev_nap_most(CUevent ev, uint64_t near, uint64_t until,
+			uint64_t most)
 {
-	struct gs_nap nap = { GS_EV_NAP_NS, GS_EV_NAP_MAX_NS, 0 };
+	struct gs_nap nap = { GS_EV_NAP_NS, most, 0 };
 	uint64_t now;
 
 	while (real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
@@ -189,6 +190,12 @@ static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
 		sleep_until(gs_nap_next(&nap, now, near, until));
 	}
 	return true;
+}
+
+/* ev_nap_most() with naps of GS_EV_NAP_MAX_NS at most. */
+static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
+{
+	return ev_nap_most(ev, near, until, GS_EV_NAP_MAX_NS);
 }
 
 /*
@@ -479,20 +486,26 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 }
 
 /*
- * Wait for @ev, recorded after some but not all of our queued launches.
- * Blocking, unless a latency client's next request is predicted
- * (lat_watch()) within @reach_ns from now: then look at the event and the
- * status page every GS_YIELD_POLL_NS until GS_SPIN_US before the
- * request, and without sleeping from then until it is overdue. Returns
- * DRY_YIELD when asked to yield (the gate then gives the token away
- * early), else DRY_SEEN. The caller picks @reach_ns (wait_reach());
+ * Wait for @ev, recorded after some but not all of our queued launches,
+ * with @behind_ns of our GPU time predicted after it. Blocking, unless a
+ * latency client's next request is predicted (lat_watch()) within
+ * @reach_ns from now: then look at the event and the status page every
+ * GS_YIELD_POLL_NS until GS_SPIN_US before the request, and without
+ * sleeping from then until it is overdue. Nor blocking, nor napping as
+ * long as ev_sync() does, where less than GS_SPIN_US of work is behind the
+ * event (gs_nap_most()): a wake-up can come later than that (from a deep
+ * idle state, or a long nap while our work waited behind another
+ * context's), and the GPU would run out of our work before the next
+ * launch.
+ * Returns DRY_YIELD when asked to yield (the gate then gives the token
+ * away early), else DRY_SEEN. The caller picks @reach_ns (wait_reach());
  * @blocks: @ev is a timing event (ev_sync()).
  */
 static int wait_ev(struct gs_ctx *cs, CUevent ev, bool blocks,
-		   uint64_t reach_ns)
+		   uint64_t reach_ns, uint64_t behind_ns)
 {
 	struct gs_dev *d = cs->d;
-	uint64_t now = gs_now_ns(), until = 0, from = 0;
+	uint64_t now = gs_now_ns(), until = 0, from = 0, most;
 
 	if (real.cuEventQuery && reach_ns)
 		from = lat_watch(d, now, &until);
@@ -512,7 +525,11 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, bool blocks,
 		else
 			sched_yield();
 	}
-	ev_sync(ev, blocks);
+	most = gs_nap_most(behind_ns, gs_config()->spin_ns, GS_EV_NAP_NS);
+	if (most && real.cuEventQuery)
+		ev_nap_most(ev, UINT64_MAX, UINT64_MAX, most);
+	else
+		ev_sync(ev, blocks);
 	return DRY_SEEN;
 }
 
@@ -545,6 +562,8 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 		uint64_t now, end = 0;
 		struct gs_est est = cs->est;
 		uint64_t reach = wait_reach(cs, cs->head);
+		uint64_t behind = est.mean ? work_after(cs, cs->head) :
+					     UINT64_MAX;
 		int dry;
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
@@ -560,7 +579,7 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 		else if (end)
 			dry = wait_dry(cs, ev, blocks, end, &est);
 		else
-			dry = wait_ev(cs, ev, blocks, reach);
+			dry = wait_ev(cs, ev, blocks, reach, behind);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;

@@ -159,6 +159,19 @@ static void t_nap(void)
 	      "and none goes past the end of the wait");
 }
 
+static void t_nap_most(void)
+{
+	CHECK(gs_nap_most(100 * US, 200 * US, 10 * US) == 50 * US,
+	      "little work behind the event: naps of half of it at most");
+	CHECK(gs_nap_most(12 * US, 200 * US, 10 * US) == 10 * US,
+	      "and never shorter than the least");
+	CHECK(gs_nap_most(200 * US, 200 * US, 10 * US) == 0,
+	      "as much as the spin time behind it: a blocking wait will do");
+	CHECK(gs_nap_most(UINT64_MAX, 200 * US, 10 * US) == 0,
+	      "nothing known behind it: a blocking wait");
+	CHECK(gs_nap_most(0, 0, 10 * US) == 0, "spin time 0: always a blocking wait");
+}
+
 static const struct tap_test tests[] = {
 	{ "the first sample is the mean", t_first },
 	{ "the mean follows kernels that get shorter", t_follow },
@@ -169,6 +182,7 @@ static const struct tap_test tests[] = {
 	{ "milliseconds to nanoseconds", t_elapsed },
 	{ "where a launch may end", t_near },
 	{ "naps toward an event", t_nap },
+	{ "naps with little of our work behind the event", t_nap_most },
 };
 
 int main(int argc, char **argv)
