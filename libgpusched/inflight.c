@@ -659,15 +659,19 @@ static bool time_this(struct gs_ctx *cs, uint64_t key)
  */
 static unsigned int time_every(enum gs_sharing sharing)
 {
-	return sharing == ALONE ? GS_TIME_EVERY_ALONE : GS_TIME_EVERY;
+	return sharing == ALONE ? GS_TIME_EVERY_STEADY : GS_TIME_EVERY;
 }
 
 /* The launch just queued was timed (@sharing: dev_sharing()): when to
- * time the next one.
+ * time the next one. Less often while the lengths measured are steady
+ * (the estimate's deviation within a quarter of its mean): the samples
+ * tell little then, and each costs the GPU about 2 us of timestamps.
+ * Kernels not timed yet are timed anyway (time_this_of()).
  */
 static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
 {
-	unsigned int every = time_every(sharing);
+	unsigned int every = gs_est_unsteady(&cs->est) ? time_every(sharing) :
+							 GS_TIME_EVERY_STEADY;
 
 	cs->rng = cs->rng * 6364136223846793005ull + 1442695040888963407ull;
 	cs->sample_at = cs->launches + every / 2 + (cs->rng >> 32) % every;

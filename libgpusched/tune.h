@@ -43,8 +43,8 @@
 #define GS_EARLY_WAIT_NS 20000000ull
 /* Away from a latency-class client, time about one launch in this many (and record an event after one in half as many, so that what is in flight stays known): each costs the launching thread a driver call or two. */
 #define GS_TIME_EVERY 16
-/* ... and while nobody else is attached: no yield is pending, and a program of short kernels alone pays every call in throughput. */
-#define GS_TIME_EVERY_ALONE 64
+/* ... and while nobody else is attached (no yield is pending, and a program of short kernels alone pays every call in throughput) or the lengths measured are steady (a sample tells little, and costs the GPU about 2 us of timestamps). */
+#define GS_TIME_EVERY_STEADY 64
 /* A wait for a plain event (not blocking sync: free on the GPU) sleeps this long between looks at first, about a blocking wake-up's lateness ... */
 #define GS_EV_NAP_NS 10000ull
 /* ... doubling up to this: a long wait costs a few thousand wake-ups a second, and ends no later than this after the event. */
