@@ -32,15 +32,28 @@ uint64_t gs_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void gs_vlog(const char *fmt, va_list ap)
+/*
+ * One line on standard error: "gpusched[PID]: ", for a log line (@stamp)
+ * CLOCK_MONOTONIC seconds then (so that the lines of several processes,
+ * and the times the status page gives, can be put side by side), and the
+ * message.
+ */
+static void gs_vlog(bool stamp, const char *fmt, va_list ap)
 {
 	char buf[512];
+	uint64_t t;
 	int n, m;
 
 	/* One write(2) per message, so lines of several threads and
 	 * processes do not interleave; stdio's buffers may not be usable.
 	 */
 	n = snprintf(buf, sizeof(buf), "gpusched[%d]: ", (int)getpid());
+	if (stamp) {
+		t = gs_now_ns();
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%llu.%06llu: ",
+			      (unsigned long long)(t / 1000000000ull),
+			      (unsigned long long)(t % 1000000000ull / 1000));
+	}
 	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
 	if (m < 0)
 		return;
@@ -57,7 +70,7 @@ void gs_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	gs_vlog(fmt, ap);
+	gs_vlog(false, fmt, ap);
 	va_end(ap);
 }
 
@@ -68,7 +81,7 @@ void gs_debug(const char *fmt, ...)
 	if (!gs_config()->debug)
 		return;
 	va_start(ap, fmt);
-	gs_vlog(fmt, ap);
+	gs_vlog(true, fmt, ap);
 	va_end(ap);
 }
 

@@ -53,6 +53,14 @@ p1=$p50 busy1=$busy
 # this far ahead left it idle for most of the lead every period).
 check "the busy neighbour is told when the requests come" \
 	grep -q "says when its requests come" "$T/busy.err"
+# Log lines (GPUSCHED_DEBUG=log) say when, in CLOCK_MONOTONIC seconds, so
+# that two processes' lines can be put in order; the releases, logged
+# under the device's lock, come in the order of their times.
+stamps=$(sed -n 's/^gpusched\[[0-9]*\]: \([0-9]*\.[0-9]\{6\}\): .*: released (.*/\1/p' "$T/busy.err")
+check "log lines carry their time, in order ($(echo "$stamps" | grep -c .) releases)" \
+	awk 'NR > 1 && $1 < p { exit 1 } { p = $1; n++ } END { exit !(n > 0) }' <<EOF
+$stamps
+EOF
 check "each ordinary acquire of the probe said why ($kinds; $acq acquires)" \
 	[ "${kinds_sum:-0}" -eq "${acq:--1}" ]
 run_probe 0
