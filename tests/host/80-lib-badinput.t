@@ -133,7 +133,10 @@ check "a second arbiter on a live socket refuses (exit $rc)" \
 at=$(start_at)
 run_bg die1 client GS_START_AT=$at "$GS_CLIENT" --seconds 2 --kernel-us "$(us 500)"
 run_bg die2 client GS_START_AT=$at "$GS_CLIENT" --seconds 2 --kernel-us "$(us 500)"
-sleep 2.5
+# Mid-run: a second after their common start (0.5 to 1.5 s from now), not
+# a fixed time from here, which could fall after their last launch.
+sleep "$(awk -v a="$at" -v n="$(date +%s%N)" \
+	'BEGIN { d = (a + 1e9 - n) / 1e9; if (d < 0) d = 0; printf "%.3f", d }')"
 kill -9 "$ARB_PID"
 wait "$ARB_PID" 2>/dev/null
 ARB_PID=
