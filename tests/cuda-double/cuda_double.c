@@ -33,6 +33,10 @@
  *    context's kernels marks each done that long after its modelled end,
  *    as one woken late on a loaded host does: the host sees completions
  *    late, and events keep the modelled times;
+ *  - $GS_DOUBLE_BLOCK_WAKE_US (default 0): cuEventSynchronize() on a
+ *    pending event created with CU_EVENT_BLOCKING_SYNC returns that long
+ *    after the event completed, as a thread woken from a deep idle state
+ *    does; cuEventQuery() sees the completion at once;
  *  - cuEventSynchronize() on a pending event created without
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
@@ -127,6 +131,7 @@ static struct {
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
+	uint64_t block_wake_ns;		/* $GS_DOUBLE_BLOCK_WAKE_US */
 	/* This process's share of each GPU's count of running kernels,
 	 * changed with it under run_lock, so that a launch can tell its
 	 * own kernels from the others'.
@@ -458,6 +463,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.late_gap_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 500);
 	s = getenv("GS_DOUBLE_LATE_WAKE_US");
 	D.late_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
+	s = getenv("GS_DOUBLE_BLOCK_WAKE_US");
+	D.block_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 	D.ctx_mem = gsd_mem_size(getenv("GS_DOUBLE_CTX_MEM"), 0);
 
@@ -942,9 +949,13 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 {
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!e->blocking && cuEventQuery(e) == CUDA_ERROR_NOT_READY)
+	bool pending = cuEventQuery(e) == CUDA_ERROR_NOT_READY;
+
+	if (!e->blocking && pending)
 		atomic_fetch_add(&D.spin_syncs, 1);
 	wait_seq(e->ctx, e->seq);
+	if (e->blocking && pending && D.block_wake_ns)
+		sleep_until_ns(now_ns() + D.block_wake_ns);
 	return CUDA_SUCCESS;
 }
 
