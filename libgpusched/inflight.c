@@ -238,6 +238,7 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
 				 cs->ev_key[slot], true), ns);
 	gs_est_add(&cs->est, ns);
+	cs->samples++;
 	STAT_INC(timed);
 }
 
@@ -663,14 +664,17 @@ static unsigned int time_every(enum gs_sharing sharing)
 }
 
 /* The launch just queued was timed (@sharing: dev_sharing()): when to
- * time the next one. Less often while the lengths measured are steady
- * (the estimate's deviation within a quarter of its mean): the samples
- * tell little then, and each costs the GPU about 2 us of timestamps.
- * Kernels not timed yet are timed anyway (time_this_of()).
+ * time the next one. Less often once GS_TIME_EVERY lengths are measured
+ * and they are steady (the estimate's deviation within a quarter of its
+ * mean): the samples tell little then, and each costs the GPU about 2 us
+ * of timestamps. Not before: a deviation of a few samples says nothing,
+ * and one sample off (a context's first kernels) would stay in the
+ * estimate. Kernels not timed yet are timed anyway (time_this_of()).
  */
 static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
 {
-	unsigned int every = gs_est_unsteady(&cs->est) ? time_every(sharing) :
+	unsigned int every = cs->samples < GS_TIME_EVERY ||
+			     gs_est_unsteady(&cs->est) ? time_every(sharing) :
 							 GS_TIME_EVERY_STEADY;
 
 	cs->rng = cs->rng * 6364136223846793005ull + 1442695040888963407ull;

@@ -177,6 +177,7 @@ struct gs_ctx {
 	uint64_t last_mark;		/* launches when the last event was recorded */
 	uint64_t sample_at;		/* the next launch to time (time_this()) */
 	uint64_t rng;			/* varies the interval between them */
+	uint64_t samples;		/* launch lengths measured (klen_sample()) */
 	unsigned int head, nr;
 	/*
 	 * Per slot of the ring, an event that takes GPU timestamps (a timed
