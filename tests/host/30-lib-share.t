@@ -20,7 +20,26 @@ share_pair() {	# share_pair W1 W2 KERNEL_US: runs both, sets s1 s2 f1
 	echo "# weights $1:$2, ${3} us kernels: shares $s1 $s2 (first gets $f1 of the total)"
 }
 
+# used W: how much of the token time the service charged client W its
+# GPU work filled (work_us / held_us).
+used() {
+	awk -v w="$(value work_us "$T/$1.out")" -v h="$(value held_us "$T/$1.err")" \
+		'BEGIN { printf "%.2f", (h > 0 ? w / h : 0) }'
+}
+
 share_pair 1 3 "$(us 500)"
+# A client holds the token at the GPU's pace only while its host runs: a
+# loaded emulator that stops the guest for a while shows as a holder whose
+# work filled far less of its held time than the clients' steady 0.95 or
+# more. That run measured the host, not the weights: it is said and run once
+# more (once: a library that sits on the token does it again and fails).
+u1=$(used w1) u2=$(used w2)
+if ! above "$u1" 0.85 || ! above "$u2" 0.85; then
+	echo "# the clients' work filled $u1 and $u2 of the token time they held: the host stalled; once more"
+	show w1 w2
+	rm -f "$GS_DOUBLE_SHM"
+	share_pair 1 3 "$(us 500)"
+fi
 check "weights 1:3 give 25/75 within 5 points (got $s1 / $s2)" within "$f1" 0.25 0.05
 # Little lost to hand-overs, where launching is cheap (not in an emulated
 # VM, whose CPU cost per launch is what it measures then).
