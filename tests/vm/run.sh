@@ -211,13 +211,19 @@ for attempt in 1 2; do
 	# at run time, patching the kernel's text with int3 breakpoints while
 	# other vCPUs run it, which multi-threaded TCG can get wrong (an
 	# "Oops: int3" in sched_clock_cpu). The TSC here never stops.
+	# RDRAND, trusted: the random pool is ready in the first 0.1 s of boot,
+	# on the boot CPU alone. Without a source the emulated machine gathers
+	# entropy for minutes, and its "crng init done" flips a static branch
+	# in the middle of the tests, the same int3 patching (an "Oops: int3"
+	# in crng_make_state during a fork).
 	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
-		-machine pc -accel tcg,thread=multi -m "$VM_MEM" -smp "$VM_SMP" \
+		-machine pc -accel tcg,thread=multi -cpu qemu64,+rdrand \
+		-m "$VM_MEM" -smp "$VM_SMP" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$CONSOLE" \
 		-chardev "file,id=results,path=$RESULTS" -device isa-serial,chardev=results \
 		-kernel "$KIMAGE" -initrd "$OUT/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable GSVM_TEST_TIMEOUT=$VM_TEST_TIMEOUT $VM_APPEND" \
+		-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable random.trust_cpu=on GSVM_TEST_TIMEOUT=$VM_TEST_TIMEOUT $VM_APPEND" \
 		</dev/null >"$OUT/qemu.log" 2>&1
 	qemu_rc=$?
 	set -e
