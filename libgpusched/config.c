@@ -148,7 +148,7 @@ static bool env_bool(const char *name)
 static long t_idle_us = GS_IDLE_US, t_idle_wanted_us = -1, t_queue = GS_QUEUE,
 	t_queue_us = GS_QUEUE_US, t_queue_alone_us = GS_QUEUE_ALONE_US,
 	t_queue_latency_us = -1, t_handover_us = -1, t_spin_us = GS_SPIN_US,
-	t_latency_predict = 1, t_lead_us = -1, t_beside = 1;
+	t_latency_predict = 1, t_beside = 1;
 
 static const struct {
 	const char *name;
@@ -164,7 +164,6 @@ static const struct {
 	{ "handover_us", &t_handover_us, 0, 100000 },
 	{ "spin_us", &t_spin_us, 0, 10000 },
 	{ "latency_predict", &t_latency_predict, 0, 1 },
-	{ "lead_us", &t_lead_us, 0, 10000 },
 	{ "beside", &t_beside, 0, 1 },
 };
 
@@ -214,8 +213,6 @@ static void tune_read(void)
 					       t_handover_us);
 	gs_cfg.spin_ns = 1000ull * (uint64_t)t_spin_us;
 	gs_cfg.latency_predict = t_latency_predict;
-	gs_cfg.lead_auto = t_lead_us < 0;
-	gs_cfg.lead_ns = gs_cfg.lead_auto ? 0 : 1000ull * (uint64_t)t_lead_us;
 	gs_cfg.beside = t_beside;
 }
 

@@ -252,7 +252,7 @@ static uint64_t dev_promise(struct gs_dev *d, bool handover)
 	struct gpusched *g;
 	uint64_t ns = 0;
 
-	/* Under the launching count, as dev_page() reads the page. */
+	/* Under the launching count, as dev_flags() reads the page. */
 	atomic_fetch_add(&d->launching, 1);
 	g = atomic_load(&d->g);
 	if (g)
@@ -300,39 +300,22 @@ bool dev_wanted(const struct gpusched *g, uint32_t fl)
 }
 
 /*
- * The token's flags on @d (0: no client) and, with @due, its page's
- * yield_due_ns, for a thread outside the gate: read under the launching
- * count, as the gate's fast path reads them, since retire_locked() waits
- * for that count before it closes the client and unmaps its status page.
+ * The token's flags on @d (0: no client), for a thread outside the gate:
+ * read under the launching count, as the gate's fast path reads them,
+ * since retire_locked() waits for that count before it closes the client
+ * and unmaps its status page.
  */
-static uint32_t dev_page(struct gs_dev *d, uint64_t *due)
+uint32_t dev_flags(struct gs_dev *d)
 {
 	struct gpusched *g;
 	uint32_t fl = 0;
 
 	atomic_fetch_add(&d->launching, 1);
 	g = atomic_load(&d->g);
-	if (g) {
+	if (g)
 		fl = gs_status_flags(g);
-		if (due)
-			*due = __atomic_load_n(&g->st->yield_due_ns,
-					       __ATOMIC_RELAXED);
-	}
 	atomic_fetch_sub(&d->launching, 1);
 	return fl;
-}
-
-uint32_t dev_flags(struct gs_dev *d)
-{
-	return dev_page(d, NULL);
-}
-
-uint64_t dev_yield_due(struct gs_dev *d)
-{
-	uint64_t due = 0;
-
-	dev_page(d, &due);
-	return due;
 }
 
 /* Sleep until CLOCK_MONOTONIC reads @t (ns). */
@@ -369,15 +352,6 @@ static void at_exit(void)
 		 */
 		if (pthread_mutex_trylock(&d->lock))
 			continue;
-		/* Nobody clears it now the idle thread is gone: a launch of
-		 * another thread must not wait for a token asked for early.
-		 * Granted for a request that did not come before the exit, it
-		 * is given back below: counted so (early_misses).
-		 */
-		if (d->early_until)
-			early_done(d, 0);
-		d->early_until = 0;
-		atomic_store(&d->early, false);
 		g = atomic_load(&d->g);
 		/* The last grant, revoked after our last launch. */
 		if (g && (gs_status_flags(g) & GPUSCHED_ST_REVOKED))
@@ -425,13 +399,7 @@ static void fork_child(void)
 		atomic_store(&d->mem_users, 0);
 		atomic_store(&d->draining, false);
 		d->mode = DEV_NEW;
-		/* The parent's requests, not ours. */
-		memset(&d->self, 0, sizeof(d->self));
-		d->self_next = 0;
-		d->asked_for = 0;
-		d->early_until = 0;
-		atomic_store(&d->early, false);
-		atomic_store(&d->early_req, 0);
+		/* The parent's request, not ours. */
 		atomic_store(&d->beside_ask, 0);
 	}
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {

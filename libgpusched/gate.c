@@ -17,12 +17,6 @@
 #include "interpose.h"
 
 /*
- * Stop this process's launches on @d and wait for its work to finish, or,
- * @early, for all but the hand-over allowance of it (ctx_drain_to()). Called
- * with d->lock held; the caller clears d->draining once the token is
- * given away (or kept).
- */
-/*
  * Keep launches off @d's token: set draining, then wait for the launches
  * that passed the fast path before it to be queued. Called with d->lock
  * held; the caller clears draining once the token is given away (or kept).
@@ -44,6 +38,12 @@ static void stop_launches(struct gs_dev *d)
 	}
 }
 
+/*
+ * Stop this process's launches on @d and wait for its work to finish, or,
+ * @early, for all but the hand-over allowance of it (ctx_drain_to()). Called
+ * with d->lock held; the caller clears d->draining once the token is
+ * given away (or kept).
+ */
 void drain_locked(struct gs_dev *d, bool early)
 {
 	uint64_t left_ns = early ? handover_left(d) : 0;
@@ -180,10 +180,9 @@ static bool nudged(struct gs_dev *d, const struct gpusched *g)
 						     memory_order_relaxed);
 }
 
-/* A launch at @t (ns) found the token not ours, or asked for early. */
-static int gate_slow(struct gs_dev *d, uint64_t t)
+/* A launch found the token not ours. */
+static int gate_slow(struct gs_dev *d)
 {
-	atomic_ullong *kind = NULL;
 	struct gpusched *g;
 	uint64_t asked;
 	unsigned int cmd;
@@ -200,8 +199,6 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 	}
 
 	fl = gs_status_flags(g);
-	if (d->early_until)
-		early_done(d, t);
 	/*
 	 * Nudged: a latency-class client's work is queued beside ours. Let
 	 * our queue run out, so that the driver switches to that work, then
@@ -249,11 +246,6 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 	if (fl & (GPUSCHED_ST_HOLDING | GPUSCHED_ST_REVOKED))
 		drain_locked(d, !(fl & GPUSCHED_ST_REVOKED));
 	cmd = fl & GPUSCHED_ST_HOLDING ? GPUSCHED_IOC_YIELD : GPUSCHED_IOC_ACQUIRE;
-	if (cmd == GPUSCHED_IOC_ACQUIRE) {
-		if (is_latency(g))
-			kind = acquire_kind(d, t);
-		self_note(d, t);
-	}
 	asked = gs_now_ns();
 	if (cmd == GPUSCHED_IOC_YIELD)
 		yield_answered(g, asked);
@@ -274,8 +266,6 @@ static int gate_slow(struct gs_dev *d, uint64_t t)
 			STAT_INC(yields);
 		else
 			STAT_INC(acquires);
-		if (kind)
-			atomic_fetch_add_explicit(kind, 1, memory_order_relaxed);
 		/* Granted after someone else's turn: no wait of ours that
 		 * began before it is a sample of our launches' length (the
 		 * idle thread may have given the token away while a launching
@@ -325,16 +315,14 @@ static enum gs_gate_state gate_state(struct gs_dev *d, struct gpusched *g)
 		return nudged(d, g) ? GS_GATE_NUDGED : GS_GATE_HOLDING;
 	if (atomic_load(&d->beside_ask))
 		return GS_GATE_BESIDE;
-	if (atomic_load(&d->early))
-		return GS_GATE_ASKING;
 	return GS_GATE_IDLE;
 }
 
 int gate_enter(struct gs_dev *d)
 {
-	uint64_t t = 0;
+	uint64_t t = 0;	/* when this launch first left the fast path */
 
-	for (bool waited = false;;) {
+	for (;;) {
 		enum gs_gate_state s;
 		struct gpusched *g;
 		int ret;
@@ -342,48 +330,20 @@ int gate_enter(struct gs_dev *d)
 		atomic_fetch_add(&d->launching, 1);
 		g = atomic_load(&d->g);
 		s = gate_state(d, g);
-		switch (gs_gate_on_launch(s, (s == GS_GATE_IDLE ||
-					      s == GS_GATE_ASKING) &&
-					  beside_now(d, g), waited)) {
+		switch (gs_gate_on_launch(s, s == GS_GATE_IDLE && beside_now(d, g))) {
 		case GS_LAUNCH_HELD:
-			/* Asked for early for this request: say when it came. */
-			if (atomic_load_explicit(&d->early, memory_order_relaxed)) {
-				uint64_t none = 0;
-
-				if (!t)
-					t = gs_now_ns();
-				atomic_compare_exchange_strong(&d->early_req,
-							       &none, t);
-			}
 			return GATE_HELD;
 		case GS_LAUNCH_BESIDE:
-			/* Asking ahead already, the idle thread brings it. */
+			/* Noted for the idle thread, which nudges or asks. */
 			atomic_fetch_sub(&d->launching, 1);
-			if (s != GS_GATE_ASKING &&
-			    beside_ask(d, t ? t : gs_now_ns()))
+			if (beside_ask(d, t ? t : gs_now_ns()))
 				return GATE_BESIDE_ASK;
 			return GATE_BESIDE;
-		case GS_WAIT_ASK:
-			/*
-			 * The idle thread is asking for the token for this
-			 * request, holding d->lock until the service's answer
-			 * wakes it. The status page says the token is ours
-			 * first: watch it rather than wait for two wake-ups.
-			 * ask_early() waits no longer than a period, and
-			 * early is then cleared.
-			 */
-			atomic_fetch_sub(&d->launching, 1);
-			if (!t)
-				t = gs_now_ns();
-			while (atomic_load(&d->early) && !HELD_ONLY(dev_flags(d)))
-				sched_yield();
-			waited = true;
-			continue;
 		case GS_SLOW:
 			atomic_fetch_sub(&d->launching, 1);
 			if (!t)
 				t = gs_now_ns();
-			ret = gate_slow(d, t);
+			ret = gate_slow(d);
 			if (ret != GATE_RETRY)
 				return ret;
 			continue;

@@ -13,7 +13,6 @@
 enum gs_gate_state {
 	GS_GATE_CLOSED,		/* no token client yet, or the service is missing */
 	GS_GATE_IDLE,		/* the token not ours, nobody of ours asking */
-	GS_GATE_ASKING,		/* the idle thread asks ahead of our request */
 	GS_GATE_BESIDE,		/* the idle thread asks; launches go beside the holder */
 	GS_GATE_HOLDING,	/* ours, nobody asked for it: the fast path */
 	GS_GATE_NUDGED,		/* ours; work is queued beside: run ours out once */
@@ -26,7 +25,6 @@ enum gs_gate_state {
 enum gs_gate_action {
 	GS_LAUNCH_HELD,		/* launch now, on the token */
 	GS_LAUNCH_BESIDE,	/* launch now beside the holder; the idle thread asks */
-	GS_WAIT_ASK,		/* watch the page for the grant asked ahead, once */
 	GS_SLOW,		/* under the lock: open, drain, then acquire or yield */
 };
 
@@ -34,11 +32,10 @@ enum gs_gate_action {
  * What a launch does in state @s. @beside: a latency-class client that
  * others share the token with: rather than wait for the holder's work in
  * flight, it launches beside it while the token is asked for (the driver
- * time-slices meanwhile). @waited: this launch already watched for an
- * early grant, which did not come.
+ * time-slices meanwhile).
  */
 static inline enum gs_gate_action gs_gate_on_launch(enum gs_gate_state s,
-						    bool beside, bool waited)
+						    bool beside)
 {
 	switch (s) {
 	case GS_GATE_HOLDING:
@@ -47,10 +44,6 @@ static inline enum gs_gate_action gs_gate_on_launch(enum gs_gate_state s,
 		return GS_LAUNCH_BESIDE;
 	case GS_GATE_IDLE:
 		return beside ? GS_LAUNCH_BESIDE : GS_SLOW;
-	case GS_GATE_ASKING:
-		if (beside)
-			return GS_LAUNCH_BESIDE;
-		return waited ? GS_SLOW : GS_WAIT_ASK;
 	default:
 		return GS_SLOW;
 	}

@@ -43,29 +43,6 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		return false;
 	}
 	n = atomic_load(&d->launches);
-	if (d->early_until) {
-		if (n != d->seen_launches) {
-			/* Our request took the fast path before ask_early()
-			 * said the token was asked for early: it came now.
-			 */
-			early_done(d, now);
-		} else if (now < d->early_until && !(fl & GPUSCHED_ST_YIELD)) {
-			/* Kept for our request, though others wait; looked
-			 * at as often as when they do, so that the token goes
-			 * to them soon after the request's work.
-			 */
-			uint64_t at = now + GS_YIELD_POLL_NS;
-
-			if (d->early_until < at)
-				at = d->early_until;
-			if (at < *next)
-				*next = at;
-			pthread_mutex_unlock(&d->lock);
-			return true;
-		} else {
-			early_done(d, 0);
-		}
-	}
 	if (n != d->seen_launches) {
 		d->seen_launches = n;
 		d->seen_at = now;
@@ -146,7 +123,6 @@ static void *idle_thread(void *arg)
 		next = now + tick;
 		for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
 			busy |= idle_check(d, now, idle_ns, &next);
-			busy |= ask_early(d, now, &next);
 			busy |= ask_beside(d, now, &next);
 		}
 		pthread_mutex_lock(&G.lock);

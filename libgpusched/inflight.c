@@ -54,7 +54,7 @@ void dev_unstamp(struct gs_dev *d)
 /*
  * @ns of our work ran on @d's GPU: tell the token service, which charges
  * what the GPU did where it is more than the time we held the token. Under
- * the launching count, as dev_page() reads the page, since
+ * the launching count, as dev_flags() reads the page, since
  * retire_locked() waits for that count before it closes the client.
  */
 static void report_gpu(struct gs_dev *d, uint64_t ns)

@@ -133,8 +133,6 @@ struct gs_config {
 	bool handover_set;		/* ... set by GPUSCHED_TUNE, not service's */
 	uint64_t spin_ns;		/* poll, not sleep, so near running dry */
 	bool latency_predict;		/* follow a latency client's period */
-	uint64_t lead_ns;		/* latency class: ask this early; */
-	bool lead_auto;			/* ... or by what the service can */
 	uint64_t idle_wanted_ns;	/* idle time to release when waited for;
 					 * -1: by class (idle_wanted()) */
 	bool beside;			/* latency class: launch beside the holder */

@@ -9,8 +9,8 @@
  *    launch that does not hold the token;
  *  - inflight.c: our own events around every launch, each launch timed on
  *    the GPU's clock, and the work in flight bounded by that time;
- *  - neighbour.c: a latency-class client and its neighbour (periods, early
- *    asks, holding back, launching beside the holder);
+ *  - neighbour.c: a latency-class client and its neighbour (the period
+ *    learnt, the queue held back for it, launching beside the holder);
  *  - idle.c: the thread that gives a token back and answers yields when
  *    no launch comes;
  *  - context.c: per GPU and per context state, the status page's values,
@@ -128,11 +128,6 @@ struct gs_stats {
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong timed;		/* kernels timed on the GPU (gs_klen) */
 	atomic_ullong revoked;		/* grants found revoked (GPUSCHED_ST_REVOKED) */
-	/* A periodic latency client's acquires at a request (acquire_kind()) */
-	atomic_ullong acq_again, acq_unpredicted, acq_off_beat, acq_on_beat;
-	atomic_ullong early_asks;	/* tokens granted ahead of our request */
-	atomic_ullong early_hits;	/* ... that our request then found */
-	atomic_ullong early_misses;	/* ... given back with no request */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
 	/* Device memory (mem.c) */
@@ -246,30 +241,10 @@ struct gs_dev {
 	 * A periodic latency-class client (lat_observe(), under lock). The
 	 * prediction is read without the lock (queue_bound()):
 	 * the next request is expected from lat_next on (0: none), off the
-	 * beat after lat_tol, given up for after lat_due(). A client that
-	 * says when its request comes (GPUSCHED_ACQUIRE_DUE) asks lat_lead
-	 * before it (0: it does not say; lat_next is then when it asks).
+	 * beat after lat_tol, given up for after lat_due().
 	 */
 	struct gs_period lat;
-	atomic_ullong lat_next, lat_tol, lat_lead;
-	/* The last yield_due_ns that came when predicted (lat_expected()). */
-	atomic_ullong lat_hit;
-	/*
-	 * Our own requests, when this process is a periodic latency-class
-	 * client (under lock: gate_slow() notes them, the idle thread reads
-	 * them). ask_early() asks for the token the lead
-	 * before the next one is due (self_next; 0: no period), once per
-	 * request (asked_for), and keeps it idle for the request until
-	 * early_until (0: the token we hold was not asked early). early is
-	 * set while such an ask is under way or early_until is set: a launch
-	 * then waits for the status page to say the token is ours, not for
-	 * d->lock, and once it is, records when it came in early_req (the
-	 * first only) for ask_early() or idle_check() to note (early_done()).
-	 */
-	struct gs_period self;
-	uint64_t self_next, asked_for, early_until;
-	atomic_bool early;
-	atomic_ullong early_req;
+	atomic_ullong lat_next, lat_tol;
 	/*
 	 * A latency-class request launched beside the holder at beside_ask
 	 * (0: none), for which the idle thread nudges the holder (or, where
@@ -366,7 +341,6 @@ GS_HIDDEN uint64_t handover_ns(struct gs_dev *d);
 GS_HIDDEN uint64_t idle_wanted(const struct gpusched *g);
 GS_HIDDEN bool dev_wanted(const struct gpusched *g, uint32_t fl);
 GS_HIDDEN uint32_t dev_flags(struct gs_dev *d);
-GS_HIDDEN uint64_t dev_yield_due(struct gs_dev *d);
 GS_HIDDEN void sleep_until(uint64_t t);
 
 /*
@@ -428,12 +402,8 @@ GS_HIDDEN void lat_observe(struct gs_dev *d, const struct gpusched *g, uint32_t 
 GS_HIDDEN uint64_t lat_due(const struct gs_dev *d, uint64_t next);
 GS_HIDDEN uint64_t handover_left(struct gs_dev *d);
 GS_HIDDEN uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until);
-GS_HIDDEN void self_note(struct gs_dev *d, uint64_t t);
-GS_HIDDEN void early_done(struct gs_dev *d, uint64_t t);
-GS_HIDDEN atomic_ullong *acquire_kind(struct gs_dev *d, uint64_t t);
 GS_HIDDEN bool beside_now(struct gs_dev *d, const struct gpusched *g);
 GS_HIDDEN bool beside_ask(struct gs_dev *d, uint64_t t);
-GS_HIDDEN bool ask_early(struct gs_dev *d, uint64_t now, uint64_t *next);
 GS_HIDDEN bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next);
 
 /* gate.c */

@@ -56,7 +56,7 @@ void print_stats(void)
 {
 	const struct gs_config *c = gs_config();
 
-	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu early_asks=%llu early_hits=%llu early_misses=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu nudges=%llu nudge_refusals=%llu nudged=%llu timed=%llu revoked=%llu%s%s",
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu nudges=%llu nudge_refusals=%llu nudged=%llu timed=%llu revoked=%llu%s%s",
 	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
 	       STAT_GET(launches[ROUTE_DLSYM]),
 	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
@@ -65,8 +65,6 @@ void print_stats(void)
 	       STAT_GET(acquires), STAT_GET(yields), STAT_GET(idle_releases),
 	       STAT_GET(yield_releases), STAT_GET(drains),
 	       STAT_GET(throttle_waits), STAT_GET(dry_yields),
-	       STAT_GET(early_asks),
-	       STAT_GET(early_hits), STAT_GET(early_misses),
 	       STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       STAT_GET(beside_grants), STAT_GET(beside_yields),
@@ -85,11 +83,6 @@ void print_stats(void)
 			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",
 			       d->name, (unsigned long long)(p / 1000), n);
 	}
-	if (STAT_GET(acq_again) + STAT_GET(acq_unpredicted) +
-	    STAT_GET(acq_off_beat) + STAT_GET(acq_on_beat))
-		gs_log("stats latency_acquires again=%llu unpredicted=%llu off_beat=%llu on_beat=%llu",
-		       STAT_GET(acq_again), STAT_GET(acq_unpredicted),
-		       STAT_GET(acq_off_beat), STAT_GET(acq_on_beat));
 	if (STAT_GET(mem_reserves) + STAT_GET(mem_refused) +
 	    STAT_GET(mem_unaccounted) + STAT_GET(mem_clamped))
 		gs_log("stats memory reserves=%llu refused=%llu returns=%llu unaccounted=%llu clamped=%llu",

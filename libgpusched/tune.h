@@ -35,12 +35,8 @@
 #define GS_SPIN_NS 100000ull
 /* While someone waits for a token we hold, the idle thread looks this often: a yield is answered even when no launch comes. */
 #define GS_YIELD_POLL_NS 50000ull
-/* A latency-class client asks for the token this far ahead of its predicted request where the service passes the time on: it covers the token's way. */
-#define GS_LEAD_DUE_US 400
-/* ... and this far where the service does not: the holder idles the GPU for the lead. */
-#define GS_LEAD_US 100
-/* The idle thread waits for an early or beside grant this long at most: it has other GPUs to watch. */
-#define GS_EARLY_WAIT_NS 20000000ull
+/* The idle thread waits for a grant asked for a request launched beside the holder this long at most: it has other GPUs to watch. */
+#define GS_BESIDE_WAIT_NS 20000000ull
 /* Away from a latency-class client, time about one launch in this many (and record an event after one in half as many, so that what is in flight stays known): each costs the launching thread a driver call or two. */
 #define GS_TIME_EVERY 16
 /* ... and while nobody else is attached (no yield is pending, and a program of short kernels alone pays every call in throughput) or the lengths measured are steady (a sample tells little, and costs the GPU about 2 us of timestamps). */

@@ -14,7 +14,7 @@ period=$(us 5000)
 service "$(us 10000)" 1000000
 
 run_probe() {	# run_probe PREDICT
-	busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=stats \
+	busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=log,stats \
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,latency_predict=$1"
 	waits=$(value throttle_waits "$T/busy.err")
 	share=$(value share "$T/busy.out")
@@ -27,6 +27,14 @@ run_probe() {	# run_probe PREDICT
 run_probe 1
 check "the probe's period was learnt (${p:-no} us of $period)" \
 	within "${p:-0}" "$period" $((period / 10))
+# Log lines (GPUSCHED_DEBUG=log) say when, in CLOCK_MONOTONIC seconds, so
+# that two processes' lines can be put in order; the releases, logged
+# under the device's lock, come in the order of their times.
+stamps=$(sed -n 's/^gpusched\[[0-9]*\]: \([0-9]*\.[0-9]\{6\}\): .*: released (.*/\1/p' "$T/busy.err")
+check "log lines carry their time, in order ($(echo "$stamps" | grep -c .) releases)" \
+	awk 'NR > 1 && $1 < p { exit 1 } { p = $1; n++ } END { exit !(n > 0) }' <<EOF
+$stamps
+EOF
 show busy
 s1=$share
 run_probe 0
@@ -40,5 +48,31 @@ if awk -v c="${cpu:-0}" -v k="$kern" 'BEGIN { exit !(c * 4 < k * 1000) }'; then
 		awk -v a="${s1:-0}" -v b="${s0:-1}" 'BEGIN { exit !(a > b) }'
 else
 	skip "a launch costs $cpu ns of CPU against $kern us kernels: no queue to deepen"
+fi
+
+# The latency class from outside (the daemon's rules; here gpuschedctl),
+# not the environment: the library reads it from its status page, and its
+# neighbour learns its period.
+if [ -n "$GS_CTL" ]; then
+	rm -f "$GS_DOUBLE_SHM"
+	at=$(start_at)
+	run_bg busy client GS_START_AT="$at" "$GS_CLIENT" --seconds "$secs" \
+		--kernel-us "$kern"
+	run_bg probe client GS_START_AT="$at" "$GS_CLIENT" --seconds "$secs" \
+		--kernel-us "$(us 50)" --period-us "$period"
+	pid=$(cat "$T/probe.pid")
+	i=0
+	until "$GS_CTL" set client "$pid" class=latency >"$T/ctl.out" 2>&1 ||
+		[ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait_bg busy && wait_bg probe || not_ok "clients failed"
+	p=$(value latency_period_us "$T/busy.err")
+	echo "# class set by gpuschedctl: $(cat "$T/ctl.out"); busy learnt ${p:-no} period"
+	check "a class set from outside: the busy client learnt the probe's period (${p:-no} us)" \
+		within "${p:-0}" "$period" $((period / 10))
+else
+	skip "gpuschedctl not built"
 fi
 done_testing

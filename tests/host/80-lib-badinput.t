@@ -12,13 +12,13 @@ service "$(us 10000)" 200000
 # --- unknown values: one warning each, defaults used, still scheduled
 run_bg env1 client GPUSCHED_CLASS=bogus GPUSCHED_WEIGHT=abc GPUSCHED_FAIL=maybe \
 	GPUSCHED_LABEL="two words" \
-	GPUSCHED_TUNE="idle_us=-3,latency_predict=sometimes,lead_us=20000,bogus=2,idle_us" \
+	GPUSCHED_TUNE="idle_us=-3,latency_predict=sometimes,spin_us=20000,bogus=2,idle_us" \
 	"$GS_CLIENT" --seconds 0.5 --threads 3
 wait_bg env1; rc=$?
 check "unknown GPUSCHED_* values: the program runs (exit $rc)" [ $rc = 0 ]
 check "each bad value is named once" sh -c "for k in CLASS WEIGHT FAIL LABEL; do \
 	[ \$(grep -c \"GPUSCHED_\$k\" '$T/env1.err') = 1 ] || exit 1; done"
-check "each bad GPUSCHED_TUNE entry is named" sh -c "for k in idle_us=-3 latency_predict=sometimes lead_us=20000 bogus=2; do \
+check "each bad GPUSCHED_TUNE entry is named" sh -c "for k in idle_us=-3 latency_predict=sometimes spin_us=20000 bogus=2; do \
 	[ \$(grep -c \"GPUSCHED_TUNE: ignoring .\$k.\" '$T/env1.err') = 1 ] || exit 1; done"
 check "once each, the one without a value too" \
 	[ "$(grep -c 'GPUSCHED_TUNE: ignoring' "$T/env1.err")" = 5 ]

@@ -10,9 +10,8 @@
 static void t_fast(void)
 {
 	for (int b = 0; b < 2; b++)
-		for (int w = 0; w < 2; w++)
-			CHECK(gs_gate_on_launch(GS_GATE_HOLDING, b, w) == GS_LAUNCH_HELD,
-			      "holding, nobody asking: the fast path (beside %d, waited %d)", b, w);
+		CHECK(gs_gate_on_launch(GS_GATE_HOLDING, b) == GS_LAUNCH_HELD,
+		      "holding, nobody asking: the fast path (beside %d)", b);
 }
 
 static void t_slow(void)
@@ -24,45 +23,35 @@ static void t_slow(void)
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(s); i++)
 		for (int b = 0; b < 2; b++)
-			CHECK(gs_gate_on_launch(s[i], b, false) == GS_SLOW,
+			CHECK(gs_gate_on_launch(s[i], b) == GS_SLOW,
 			      "state %d: the slow path, even for a client that would go beside (%d)",
 			      s[i], b);
 }
 
 static void t_idle(void)
 {
-	CHECK(gs_gate_on_launch(GS_GATE_IDLE, false, false) == GS_SLOW,
+	CHECK(gs_gate_on_launch(GS_GATE_IDLE, false) == GS_SLOW,
 	      "idle: acquire");
-	CHECK(gs_gate_on_launch(GS_GATE_IDLE, true, false) == GS_LAUNCH_BESIDE,
+	CHECK(gs_gate_on_launch(GS_GATE_IDLE, true) == GS_LAUNCH_BESIDE,
 	      "idle, latency class beside others: beside the holder");
 }
 
 static void t_beside(void)
 {
-	CHECK(gs_gate_on_launch(GS_GATE_BESIDE, false, false) == GS_LAUNCH_BESIDE,
-	      "while the idle thread asks, every launch goes beside");
-	CHECK(gs_gate_on_launch(GS_GATE_BESIDE, false, true) == GS_LAUNCH_BESIDE,
-	      "and after a wait too");
-}
-
-static void t_asking(void)
-{
-	CHECK(gs_gate_on_launch(GS_GATE_ASKING, false, false) == GS_WAIT_ASK,
-	      "asked ahead: watch for the grant");
-	CHECK(gs_gate_on_launch(GS_GATE_ASKING, false, true) == GS_SLOW,
-	      "once: then the slow path");
-	CHECK(gs_gate_on_launch(GS_GATE_ASKING, true, false) == GS_LAUNCH_BESIDE,
-	      "a latency-class client does not wait for its ask: beside");
+	for (int b = 0; b < 2; b++)
+		CHECK(gs_gate_on_launch(GS_GATE_BESIDE, b) == GS_LAUNCH_BESIDE,
+		      "while the idle thread asks, every launch goes beside (%d)", b);
 }
 
 static void t_all(void)
 {
-	for (int s = 0; s < GS_GATE_NR_STATES; s++) {
-		enum gs_gate_action a = gs_gate_on_launch((enum gs_gate_state)s, true, true);
+	for (int s = 0; s < GS_GATE_NR_STATES; s++)
+		for (int b = 0; b < 2; b++) {
+			enum gs_gate_action a = gs_gate_on_launch((enum gs_gate_state)s, b);
 
-		CHECK(a == GS_LAUNCH_HELD || a == GS_LAUNCH_BESIDE || a == GS_WAIT_ASK ||
-		      a == GS_SLOW, "state %d has an action (%d)", s, a);
-	}
+			CHECK(a == GS_LAUNCH_HELD || a == GS_LAUNCH_BESIDE || a == GS_SLOW,
+			      "state %d has an action (%d, beside %d)", s, a, b);
+		}
 }
 
 static const struct tap_test tests[] = {
@@ -70,7 +59,6 @@ static const struct tap_test tests[] = {
 	{ "states that take the slow path", t_slow },
 	{ "idle", t_idle },
 	{ "beside the holder", t_beside },
-	{ "asked ahead", t_asking },
 	{ "every state decides", t_all },
 };
 
