@@ -19,7 +19,6 @@ run_probe() {	# run_probe PREDICT
 	waits=$(value throttle_waits "$T/busy.err")
 	share=$(value share "$T/busy.out")
 	nl=$(value launches "$T/busy.out")
-	cpu=$(value cpu_ns_per_launch "$T/busy.out")
 	p=$(value latency_period_us "$T/busy.err")
 	echo "# latency_predict=$1: busy share $(value share "$T/busy.out"), $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(cat "$T/probe.out" | tail -1)"
 }
@@ -40,14 +39,17 @@ s1=$share
 run_probe 0
 check "latency_predict=0: no period learnt (${p:-none})" [ -z "$p" ]
 s0=$share
-# A deep queue between requests: the GPU idles less between them. Only
-# where launching is cheap next to a kernel: on the debug kernel's VM a
-# launch costs more CPU than the kernel runs, and no queue builds at all.
-if awk -v c="${cpu:-0}" -v k="$kern" 'BEGIN { exit !(c * 4 < k * 1000) }'; then
+# A deep queue between requests: the GPU idles less between them. Host
+# only: in the emulated VMs a launch costs the CPU about as long as a
+# kernel runs (0.5-0.7 ms against 1 ms), and no queue builds at all. (The
+# launching thread's CPU time per launch cannot tell: the library's waits
+# in the bounded queue count in it, and beside the probe the holder polls
+# the last stretch of its work.)
+if [ "$GS_TEST_SCALE" = 1 ]; then
 	check "the prediction deepens the queue: the busy process keeps more of the GPU ($s1 against $s0)" \
 		awk -v a="${s1:-0}" -v b="${s0:-1}" 'BEGIN { exit !(a > b) }'
 else
-	skip "a launch costs $cpu ns of CPU against $kern us kernels: no queue to deepen"
+	skip "a deeper queue: host only (launches cost ~1 ms in a VM)"
 fi
 
 # The latency class from outside (the daemon's rules; here gpuschedctl),
