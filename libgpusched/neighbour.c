@@ -4,16 +4,8 @@
  * from the client's requests, its queue held back for them, and the
  * client's launches beside the holder.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "interpose.h"
 
