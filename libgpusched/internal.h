@@ -62,15 +62,6 @@ struct gpusched {
 };
 
 /*
- * ACQUIRE saying that our work comes @due_us from now (0: now), so that
- * the holder may leave what ends by then running; without the flag where
- * the service lacks GPUSCHED_FEAT_DUE (then gs_due_supported() is false).
- */
-int gs_acquire_due(struct gpusched *g, int64_t timeout_ns,
-		   uint32_t due_us) GS_HIDDEN;
-bool gs_due_supported(const struct gpusched *g) GS_HIDDEN;
-
-/*
  * GPUSCHED_ACQUIRE_NUDGE: our latency-class work is queued beside the
  * holder; ask it to let its queue run out once. Never waits. Only where
  * gs_nudge_supported().

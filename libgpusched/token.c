@@ -163,8 +163,7 @@ static int acquire_cmd(struct gpusched *g, unsigned int cmd,
 	return err;
 }
 
-static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns,
-		    uint32_t due_us)
+static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns)
 {
 	struct gpusched_acquire a = { 0 };
 
@@ -180,26 +179,12 @@ static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns,
 	} else if (timeout_ns != GPUSCHED_FOREVER) {
 		return -EINVAL;
 	}
-	if (due_us && gs_due_supported(g)) {
-		a.flags |= GPUSCHED_ACQUIRE_DUE;
-		a.due_us = due_us;
-	}
 	return acquire_cmd(g, cmd, &a);
 }
 
 GPUSCHED_API int gpusched_acquire(struct gpusched *g, int64_t timeout_ns)
 {
-	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns, 0);
-}
-
-int gs_acquire_due(struct gpusched *g, int64_t timeout_ns, uint32_t due_us)
-{
-	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns, due_us);
-}
-
-bool gs_due_supported(const struct gpusched *g)
-{
-	return g->features & GPUSCHED_FEAT_DUE;
+	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns);
 }
 
 int gs_nudge(struct gpusched *g)
@@ -220,7 +205,7 @@ bool gs_nudge_supported(const struct gpusched *g)
 
 GPUSCHED_API int gpusched_yield(struct gpusched *g, int64_t timeout_ns)
 {
-	return wait_cmd(g, GPUSCHED_IOC_YIELD, timeout_ns, 0);
+	return wait_cmd(g, GPUSCHED_IOC_YIELD, timeout_ns);
 }
 
 GPUSCHED_API int gpusched_release(struct gpusched *g)
@@ -265,9 +250,9 @@ GPUSCHED_API int gpusched_gate(struct gpusched *g, int (*drain)(void *arg),
 				return err;
 		}
 		if (fl & GPUSCHED_ST_HOLDING)
-			return wait_cmd(g, GPUSCHED_IOC_YIELD, GPUSCHED_FOREVER, 0);
+			return wait_cmd(g, GPUSCHED_IOC_YIELD, GPUSCHED_FOREVER);
 	}
-	err = wait_cmd(g, GPUSCHED_IOC_ACQUIRE, GPUSCHED_FOREVER, 0);
+	err = wait_cmd(g, GPUSCHED_IOC_ACQUIRE, GPUSCHED_FOREVER);
 	return err == -EALREADY ? 0 : err;
 }
 

@@ -68,32 +68,21 @@ static uint64_t due_asked;
 static void *due_thread(void *arg)
 {
 	struct gpusched *g = arg;
+	struct gpusched_acquire a = {
+		.flags = GPUSCHED_ACQUIRE_TIMEOUT | GPUSCHED_ACQUIRE_DUE,
+		.timeout_ns = 5000000000ull,
+		.due_us = DUE_US,
+	};
 	long r;
 
 	due_asked = ns_now();
-	r = gs_acquire_due(g, 5000000000LL, DUE_US);
+	/* The library does not ask ahead: the ABI, through its backend. */
+	r = g->be->call(g, GPUSCHED_IOC_ACQUIRE, &a);
 	if (!r) {
 		usleep(20000);
 		r = gpusched_release(g);
 	}
 	return (void *)r;
-}
-
-/* A service older than GPUSCHED_ACQUIRE_DUE, as the library sees one. */
-static int old_calls, old_refused;
-static int (*real_call)(struct gpusched *g, unsigned int cmd, void *arg);
-
-static int old_call(struct gpusched *g, unsigned int cmd, void *arg)
-{
-	struct gpusched_acquire *a = arg;
-
-	old_calls++;
-	if ((cmd == GPUSCHED_IOC_ACQUIRE || cmd == GPUSCHED_IOC_YIELD) &&
-	    (a->flags & GPUSCHED_ACQUIRE_DUE)) {
-		old_refused++;
-		return -EOPNOTSUPP;
-	}
-	return real_call(g, cmd, arg);
 }
 
 /* A waiter that gives up after 300 ms: ETIMEDOUT expected. */
@@ -310,27 +299,9 @@ int main(void)
 	   "granted in between; holding again, yield_due_ns 0 (%ld, %llu)",
 	   (long)res, (unsigned long long)g->st->yield_due_ns);
 	EXPECT(gpusched_release(g), 0);
-	ok(gs_due_supported(g2) && (g2->st->features & GPUSCHED_FEAT_DUE),
+	ok(g2->st->features & GPUSCHED_FEAT_DUE,
 	   "the service says it takes GPUSCHED_ACQUIRE_DUE (features %#x)",
 	   g2->st->features);
-
-	/* A service without GPUSCHED_FEAT_DUE: the library asks without. */
-	{
-		struct gs_backend old = *g2->be;
-		const struct gs_backend *was = g2->be;
-
-		real_call = was->call;
-		old.call = old_call;
-		g2->be = &old;
-		g2->features &= ~GPUSCHED_FEAT_DUE;
-		EXPECT(gs_acquire_due(g2, 0, DUE_US), 0);
-		ok(old_refused == 0 && old_calls == 1 && !gs_due_supported(g2),
-		   "no GPUSCHED_FEAT_DUE: asked without the flag (%d of %d calls refused)",
-		   old_refused, old_calls);
-		EXPECT(gpusched_release(g2), 0);
-		g2->features |= GPUSCHED_FEAT_DUE;
-		g2->be = was;
-	}
 
 	/*
 	 * GPU time: sent with the next call, taken even by a RELEASE that
