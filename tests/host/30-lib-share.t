@@ -24,11 +24,10 @@ share_pair() {	# share_pair W1 W2 KERNEL_US: runs both, sets s1 s2 f1 h1
 }
 
 # judge_split WANT WHAT: the first client's part of the two's GPU time
-# within 5 points of WANT. Not in the emulated VM: there a guest vCPU the
-# host runs late wakes the double's GPU thread late, and a client holding
-# the token then runs less than its kernels' length in its time (its work
-# filled 0.47 of its token time in one CI run, 0.95 or more in others).
-# The VM judges what the policy decides instead, the split of the token
+# within 5 points of WANT. Not in the emulated VM: there the host runs the
+# guest's vCPUs late at times, a client's launching thread falls behind
+# while it holds the token, its queue runs dry, and its work fills far less
+# of its token time than the 0.95 or more of a steady host. The VM judges what the policy decides instead, the split of the token
 # time the service charged, which includes that lost time.
 judge_split() {
 	if [ "$GS_TEST_SCALE" = 1 ]; then
