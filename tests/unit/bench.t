@@ -278,6 +278,12 @@ check "the common window's sum does not ($gs)" [ "$gs" = "0.990 0.990" ]
 mv=$(python3 -c "import json; m=json.load(open('$T/tail/matrix.json')); v=m['rows'][0]['values']; print('%.3f %.3f' % (v['default'], v['gpusched']))" 2>/dev/null)
 check "the matrix judges the common window's ($mv)" [ "$mv" = "0.990 0.990" ]
 check "and finds nothing worse" sh -c "! grep -q '^WORSE' '$T/tail.log'"
+# By wall time the lone tail gives the first 0.539 of the sum for 0.5; the
+# window, from the second's first kernel, holds 49 slices of the first's
+# and 50 of the second's: 0.495 of the sum.
+we=$(tget "'%.1f %.1f' % (s['default']['err_pts'], s['default']['err_pts_wall'])")
+check "the error against the weights is the common window's too, the wall's kept ($we)" \
+	[ "$we" = "0.5 3.9" ]
 # A kernel across an edge of the window counts for its part inside: 50 ms
 # kernels in a window of a few seconds would otherwise move a share by
 # up to one kernel's worth.
