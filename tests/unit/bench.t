@@ -57,6 +57,15 @@ check "the bench ran both scenarios (exit $rc)" [ $rc = 0 ]
 j=$T/out/bench.json
 get() { python3 -c "import json,sys; r=json.load(open('$j')); print($1)" 2>/dev/null; }
 close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+# with_bench: the Python on stdin, with the bench loaded as module b.
+with_bench() {
+	python3 -c 'import importlib.machinery, importlib.util, sys
+ld = importlib.machinery.SourceFileLoader("gsb", sys.argv[1])
+spec = importlib.util.spec_from_loader("gsb", ld)
+b = importlib.util.module_from_spec(spec)
+ld.exec_module(b)
+exec(sys.stdin.read())' "$bench"
+}
 
 # Pair, 10 ms slices with 100 us gaps, 100 us kernels: 99 kernels a slice,
 # 0.495 of the GPU each, 100 hand-offs a second, every gap 100 us.
@@ -132,12 +141,7 @@ check "a client that fails is reported" grep -q 'failed / started late' "$T/fail
 # it (a holder that did not see the request): 2 started after, 2538 us;
 # its launch call took 300 us and it woke 120 us late. read_lat() reads the
 # probe's three columns and an older probe's one.
-tp=$(python3 - "$bench" <<'PY'
-import importlib.machinery, importlib.util, sys
-ld = importlib.machinery.SourceFileLoader("gsb", sys.argv[1])
-spec = importlib.util.spec_from_loader("gsb", ld)
-b = importlib.util.module_from_spec(spec)
-ld.exec_module(b)
+tp=$(with_bench <<'PY'
 us = lambda a, e: (int(a * 1000), int(e * 1000))
 others = [us(0, 1000), us(1000, 2000), us(2000, 3000), us(3300, 4300),
           us(4300, 5300), us(5600, 6600), us(6600, 7600), us(7610, 8610),
@@ -287,12 +291,7 @@ check "the error against the weights is the common window's too, the wall's kept
 # A kernel across an edge of the window counts for its part inside: 50 ms
 # kernels in a window of a few seconds would otherwise move a share by
 # up to one kernel's worth.
-pr=$(python3 - "$bench" <<'PY'
-import importlib.machinery, importlib.util, sys
-ld = importlib.machinery.SourceFileLoader("gsb", sys.argv[1])
-spec = importlib.util.spec_from_loader("gsb", ld)
-b = importlib.util.module_from_spec(spec)
-ld.exec_module(b)
+pr=$(with_bench <<'PY'
 print(b.inside(0, 100, 25, 1000), b.inside(900, 1100, 0, 1000),
       b.inside(10, 20, 0, 1000), b.inside(1000, 1200, 0, 1000))
 PY
