@@ -27,8 +27,9 @@ share_pair() {	# share_pair W1 W2 KERNEL_US: runs both, sets s1 s2 f1 h1
 # within 5 points of WANT. Not in the emulated VM: there the host runs the
 # guest's vCPUs late at times, a client's launching thread falls behind
 # while it holds the token, its queue runs dry, and its work fills far less
-# of its token time than the 0.95 or more of a steady host. The VM judges what the policy decides instead, the split of the token
-# time the service charged, which includes that lost time.
+# of its token time than the 0.95 or more of a steady host. The VM judges
+# what the policy decides instead, the split of the token time the service
+# charged, which includes that lost time.
 judge_split() {
 	if [ "$GS_TEST_SCALE" = 1 ]; then
 		check "$2 within 5 points of the GPU time (got $s1 / $s2)" within "$f1" "$1" 0.05
