@@ -356,7 +356,7 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 	err = gs_pol_acquire(&d->pol, &c->pol, yield, a->flags, due,
 			     a->gpu_ns, now, apply_cb, d);
 	/* Granted, refused, or a nudge (which never waits). */
-	if (err || c->pol.state != GS_POL_WAITING) {
+	if (!gs_pol_acquire_waits(&c->pol, a->flags, err)) {
 		reply(c, err, NULL, 0, -1);
 		return;
 	}

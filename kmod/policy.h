@@ -294,8 +294,9 @@ u64 gs_pol_due(const struct gpusched_acquire *a, u64 now);
  * needs the GPU (0: now), @gpu_ns a report taken (gs_pol_report_gpu())
  * before the wait: 0 with @c holding or waiting, -EALREADY (holding),
  * -EBUSY (already waiting) or -EAGAIN (NONBLOCK and not granted at once);
- * with GPUSCHED_ACQUIRE_NUDGE, 0 with the holder nudged and @c idle, or
- * the errors the uapi header lists. The effects of each step go to
+ * with GPUSCHED_ACQUIRE_NUDGE, 0 with the holder nudged and @c as it was
+ * (idle, or waiting for another call), or the errors the uapi header
+ * lists. gs_pol_acquire_waits() says whether the call then waits. The effects of each step go to
  * @apply before the next step, since one struct gs_pol_effects holds one
  * client per kind.
  */
@@ -303,6 +304,18 @@ typedef void gs_pol_apply_fn(void *arg, struct gs_pol_effects *fx, u64 now);
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 		   u32 flags, u64 due, u64 gpu_ns, u64 now,
 		   gs_pol_apply_fn *apply, void *arg);
+
+/*
+ * Does the call that gs_pol_acquire() answered with @err, for @flags,
+ * wait for a grant? A nudge never does, also where @c already waits for
+ * another call of its own (another thread's ACQUIRE on the same file).
+ */
+static inline bool gs_pol_acquire_waits(const struct gs_pol_client *c,
+					u32 flags, int err)
+{
+	return !err && !(flags & GPUSCHED_ACQUIRE_NUDGE) &&
+	       c->state == GS_POL_WAITING;
+}
 void gs_pol_tick(struct gs_pol_dev *d, u64 now,
 		 struct gs_pol_effects *fx);
 u64 gs_pol_next_event(const struct gs_pol_dev *d, u64 now);

@@ -852,7 +852,7 @@ int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,
 	 * before it writes the status page, so an unlocked look could return
 	 * before the page shows the grant. Waiting relocks before returning.
 	 */
-	waiting = !err && c->pol.state == GS_POL_WAITING;
+	waiting = gs_pol_acquire_waits(&c->pol, a->flags, err);
 	gen = c->pol.grant_gen;
 	gs_gpu_unlock(gpu);
 	if (!waiting)

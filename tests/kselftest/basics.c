@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The client life cycle: attach, acquire, release, yield, the status page,
- * GET_INFO accounting, the sysfs state of a GPU, and the errors of each
- * call used out of turn.
+ * The client life cycle: attach, acquire, release, yield, a nudge beside
+ * the client's own wait, the status page, GET_INFO accounting, the sysfs
+ * state of a GPU, and the errors of each call used out of turn.
  *
  * Two clients, a and b, on one GPU whose slice and grace are long (1 s), so
  * that no yield request or revocation happens unless a test waits for one.
@@ -323,6 +323,67 @@ TEST_F(basics, yield_hands_over_and_returns)
 
 	/* YIELD when not holding is a plain ACQUIRE. */
 	EXPECT_EQ(0, gs_yield(self->b));
+	EXPECT_NE(0, gs_st_flags(self->sb) & GPUSCHED_ST_HOLDING);
+	EXPECT_EQ(0, gs_release(self->b));
+}
+
+/* A NUDGE on its own thread, done set once it returned. */
+struct nudger {
+	pthread_t thread;
+	int fd;
+	int ret;
+	int done;		/* atomic */
+};
+
+static void *nudger_fn(void *arg)
+{
+	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE };
+	struct nudger *n = arg;
+
+	n->ret = gs_ioctl(n->fd, GPUSCHED_IOC_ACQUIRE, &a);
+	__atomic_store_n(&n->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * A nudge never waits, also where another thread of the same file waits
+ * for the token: it returns while the holder still holds, and leaves that
+ * wait as it was.
+ */
+TEST_F(basics, nudge_beside_own_wait_returns)
+{
+	struct gpusched_params p = {
+		.mask = GPUSCHED_PARAM_CLASS,
+		.sched_class = GPUSCHED_CLASS_LATENCY,
+	};
+	struct nudger n = { .fd = self->b };
+	struct gpusched_client_info ci;
+	struct waiter w;
+	uint64_t until;
+	int done;
+
+	ASSERT_EQ(0, gs_ioctl(self->b, GPUSCHED_IOC_SET_PARAMS, &p));
+	ASSERT_EQ(0, gs_acquire(self->a, 0, 0));
+	ASSERT_EQ(0, waiter_start(&w, self->b, 0));
+	ASSERT_TRUE(gs_gpu_wait_waiting(self->gpu, 1));
+	ASSERT_EQ(0, pthread_create(&n.thread, NULL, nudger_fn, &n));
+	/* a holds until the release below: the bound only keeps a nudge
+	 * that waits from hanging the test.
+	 */
+	until = gs_now_ns() + SLACK_NS;
+	while (!(done = __atomic_load_n(&n.done, __ATOMIC_ACQUIRE)) &&
+	       gs_now_ns() < until)
+		gs_sleep_us(1000);
+	EXPECT_TRUE(done);
+	ASSERT_EQ(0, gs_info(self->b, &ci));
+	EXPECT_EQ(GPUSCHED_STATE_WAITING, ci.state);
+	EXPECT_NE(0, self->sa->nudge_ns);
+
+	ASSERT_EQ(0, gs_release(self->a));
+	pthread_join(w.thread, NULL);
+	pthread_join(n.thread, NULL);
+	EXPECT_EQ(0, n.ret);
+	EXPECT_EQ(0, w.ret);
 	EXPECT_NE(0, gs_st_flags(self->sb) & GPUSCHED_ST_HOLDING);
 	EXPECT_EQ(0, gs_release(self->b));
 }

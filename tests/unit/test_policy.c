@@ -1166,6 +1166,19 @@ static void t_nudge(void)
 	CHECK(st.nudge_ns == now && !(st.flags & GPUSCHED_ST_YIELD),
 	      "holder's page: nudge_ns %" PRIu64 ", flags %#x", (uint64_t)st.nudge_ns,
 	      st.flags);
+	/* Waiting already (another thread's ACQUIRE on its file), a nudge
+	 * still never waits, and leaves that wait as it was.
+	 */
+	CHECK(gs_pol_acquire(&d, &c[1], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
+	      gs_pol_acquire_waits(&c[1], 0, 0), "the latency client does not wait");
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 0, now, fx_none, NULL) == 0,
+	      "a waiting client's nudge refused");
+	CHECK(!gs_pol_acquire_waits(&c[1], N, 0) && c[1].state == GS_POL_WAITING &&
+	      d.nr_waiting == 1,
+	      "a nudge waits (%d), or moved the wait: state %d, waiting %u",
+	      gs_pol_acquire_waits(&c[1], N, 0), c[1].state, d.nr_waiting);
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_cancel_wait(&d, &c[1], now, &fx);
 	/* Long after, nothing was revoked: no grace time ran. */
 	now += 10 * p.grace_ns;
 	fx = (struct gs_pol_effects){ 0 };
