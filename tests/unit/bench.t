@@ -30,6 +30,7 @@ done
 B=${GS_TEST_BUILD:-$root/build}
 ln -s "$B/libgpusched/libgpusched.so.1" "$T/build/libgpusched/"
 ln -s "$B/daemon/gpuschedd" "$T/build/daemon/"
+ln -s "$root/tests/bench/fake-gpuschedctl" "$T/build/daemon/gpuschedctl"
 
 cat >"$T/pair.scn" <<'SCN'
 title: fake pair
@@ -318,6 +319,36 @@ import json
 r = [x for x in json.load(open('$mxj')) if x['tag'] == 'mxtorch.torch-train-sync'][0]
 print(r['summary']['gpusched']['share'], round(r['summary']['gpusched']['err_pts'], 1))" 2>/dev/null)
 check "PyTorch loops: shares are step rates over the loop alone ($ts)" [ "$ts" = "[1.2, 0.4] 0.0" ]
+
+# The token time charged: the fake gpuschedctl charges each process as its
+# FAKE_CHARGE_NS_PER_S says. Equal charges for weights 1:3 are 25 points
+# off, charges of 1:3 none; a process the service does not list has no
+# charge, and then the split has no figure; default has no service to ask.
+cat >"$T/charge.scn" <<'SCN'
+title: fake charges
+seconds: 1
+modes: default gpusched
+proc: runtime kernel_us=100 weight=1 FAKE_INDEX=0 FAKE_N=2 FAKE_CHARGE_NS_PER_S=2e8
+proc: runtime kernel_us=100 weight=3 FAKE_INDEX=1 FAKE_N=2 FAKE_CHARGE_NS_PER_S=2e8
+SCN
+sed 's/FAKE_INDEX=1 FAKE_N=2 FAKE_CHARGE_NS_PER_S=2e8/FAKE_INDEX=1 FAKE_N=2 FAKE_CHARGE_NS_PER_S=6e8/' \
+	"$T/charge.scn" >"$T/charge13.scn"
+sed 's/ FAKE_CHARGE_NS_PER_S=6e8$//' "$T/charge13.scn" >"$T/charge1.scn"
+GS_BUILD=$T/build "$bench" --out "$T/ch" "$T/charge.scn" "$T/charge13.scn" \
+	"$T/charge1.scn" >"$T/ch.log" 2>&1
+sed 's/^/# /' "$T/ch.log"
+chj=$T/ch/bench.json
+chg() { python3 -c "import json; r = json.load(open('$chj')); print($1)" 2>/dev/null; }
+ch=$(chg "round(r[0]['summary']['gpusched']['err_charged_pts'], 3)")
+check "charges: equal for weights 1:3, 25 points off ($ch)" [ "$ch" = 25.0 ]
+check "and the table has the row" grep -q '^  the same of token time charged  *-  *25$' "$T/ch.log"
+ch=$(chg "round(r[1]['summary']['gpusched']['err_charged_pts'], 3)")
+check "charges: 1:3 as the weights, 0 points ($ch)" [ "$ch" = 0.0 ]
+ch=$(chg "r[2]['runs']['gpusched']['charged'][1], r[2]['summary']['gpusched'].get('err_charged_pts')")
+check "charges: a process not listed has none, and the split no figure ($ch)" \
+	[ "$ch" = "None None" ]
+ch=$(chg "r[0]['runs']['default']['charged'], r[0]['summary']['default'].get('err_charged_pts')")
+check "charges: none under default ($ch)" [ "$ch" = "None None" ]
 
 echo "1..$n"
 [ $failed = 0 ]
