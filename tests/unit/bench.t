@@ -350,5 +350,32 @@ check "charges: a process not listed has none, and the split no figure ($ch)" \
 ch=$(chg "r[0]['runs']['default']['charged'], r[0]['summary']['default'].get('err_charged_pts')")
 check "charges: none under default ($ch)" [ "$ch" = "None None" ]
 
+# A process started late (start_s): launched that long after the instant,
+# for the rest of the run, and not judged: the sum is the others'.
+cat >"$T/late.scn" <<'SCN'
+title: fake late start
+seconds: 2
+modes: default
+proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=1
+proc: runtime kernel_us=100 start_s=0.5
+SCN
+GS_BUILD=$T/build FAKE_ARGV_LOG=$T/late-argv "$bench" --out "$T/late" "$T/late.scn" \
+	>"$T/late.log" 2>&1
+lj=$T/late/bench.json
+lg() { python3 -c "import json; r = json.load(open('$lj')); d = r[0]['runs']['default']; s = r[0]['summary']['default']; print($1)" 2>/dev/null; }
+la=$(lg "d['procs'][1]['result']['launched_at'] - d['t0'] >= 0.5")
+check "late: launched no sooner than 0.5 s after the instant ($la)" [ "$la" = True ]
+check "late: run for the rest of the run (--seconds 1.5)" \
+	grep -q '^gs-runtime-client --seconds 1.5 ' "$T/late-argv"
+la=$(lg "s['sum'] == s['share'][0] and s['share'][0] > 0.9")
+check "late: the sum is the other process's share ($la)" [ "$la" = True ]
+check "late: the matrix judges the share beside a start" \
+	grep -q '^late  *as-is  *share beside a start ' "$T/late.log"
+sed 's/start_s=0.5/start_s=2/' "$T/late.scn" >"$T/late-bad.scn"
+GS_BUILD=$T/build "$bench" --out "$T/lateb" "$T/late-bad.scn" >"$T/lateb.log" 2>&1
+rc=$?
+check "late: a start_s past the run is refused (exit $rc)" \
+	sh -c "[ $rc != 0 ] && grep -q 'start_s is not within' '$T/lateb.log'"
+
 echo "1..$n"
 [ $failed = 0 ]
