@@ -96,6 +96,7 @@ struct gs_launch {
 	bool tracked;		/* in cs's ring: the token's, or beside it */
 	bool framed;		/* frame_start() marked its start */
 	bool ask;		/* beside: wake the idle thread once launched */
+	uint64_t t;		/* held: when the driver was called */
 };
 
 static uint64_t launch_key_ex(const CUlaunchConfig *c, const void *f)
@@ -160,6 +161,8 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		pthread_mutex_lock(&l->cs->lock);
 		l->framed = frame_start(l->cs, stream, ptsz, key);
 		pthread_mutex_unlock(&l->cs->lock);
+		if (l->held)
+			l->t = gs_now_ns();
 		return CUDA_SUCCESS;
 	case GATE_DENIED:
 		STAT_INC(denied);
@@ -181,8 +184,18 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 		if (l->held)
 			STAT_INC(gated);
 	}
-	if (l->held)
+	if (l->held) {
+		uint64_t us = (gs_now_ns() - l->t) / 1000;
+
+		/* The token held through it: a kernel's first launch in a
+		 * context, where the driver loads it, can take milliseconds.
+		 */
+		if (us >= GS_SLOW_LAUNCH_US) {
+			STAT_INC(slow_launches);
+			STAT_ADD(slow_launch_us, us);
+		}
 		atomic_fetch_sub(&l->d->launching, 1);
+	}
 	/* Queued first, so that a nudged holder's queue runs out into it. */
 	if (l->ask)
 		kick_idle_thread();

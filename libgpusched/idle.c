@@ -56,6 +56,19 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 				break;
 			}
 	}
+	/*
+	 * Held, another waiting, and since the last look no launch and
+	 * nothing of ours queued or running: token time the GPU did not use
+	 * (stats). Counted between looks that both saw a waiter.
+	 */
+	if (!dev_wanted(g, fl) || (fl & GPUSCHED_ST_YIELD)) {
+		d->dry_at = 0;
+	} else {
+		if (d->dry_at && d->seen_at != now)
+			STAT_ADD(dry_us, (now - (d->dry_at > d->seen_at ?
+						 d->dry_at : d->seen_at)) / 1000);
+		d->dry_at = now;
+	}
 	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
 	wanted_ns = idle_wanted(g);
 	soon = wanted_ns < idle_ns;

@@ -130,6 +130,10 @@ struct gs_stats {
 	atomic_ullong revoked;		/* grants found revoked (GPUSCHED_ST_REVOKED) */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */
+	/* Token time that did the GPU no good while another waited */
+	atomic_ullong slow_launches;	/* launch calls of GS_SLOW_LAUNCH_US or more, holding */
+	atomic_ullong slow_launch_us;	/* ... their time in the driver */
+	atomic_ullong dry_us;		/* held, others waiting, nothing of ours queued */
 	/* Device memory (mem.c) */
 	atomic_ullong mem_reserves;	/* MEM_RESERVEs granted */
 	atomic_ullong mem_refused;	/* ... refused: CUDA_ERROR_OUT_OF_MEMORY */
@@ -154,6 +158,7 @@ extern struct gs_times t_grant, t_answer GS_HIDDEN;
 
 #define STAT_INC(f) atomic_fetch_add_explicit(&stats.f, 1, memory_order_relaxed)
 #define STAT_GET(f) atomic_load_explicit(&stats.f, memory_order_relaxed)
+#define STAT_ADD(f, v) atomic_fetch_add_explicit(&stats.f, (v), memory_order_relaxed)
 
 struct gs_dev;
 
@@ -235,8 +240,8 @@ struct gs_dev {
 	struct gs_ctx *_Atomic ctxs;
 	enum gs_dev_mode mode;		/* under lock */
 	uint64_t retry_at;		/* DEV_UNSCHED: next try to connect */
-	/* the idle thread's view */
-	uint64_t seen_launches, seen_at;
+	/* the idle thread's view; dry_at: up to when dry_us counts */
+	uint64_t seen_launches, seen_at, dry_at;
 	/*
 	 * A periodic latency-class client (lat_observe(), under lock). The
 	 * prediction is read without the lock (queue_bound()):

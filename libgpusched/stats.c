@@ -72,6 +72,9 @@ void print_stats(void)
 	       STAT_GET(timed),
 	       STAT_GET(revoked),
 	       c->label[0] ? " label=" : "", c->label);
+	gs_log("stats holding slow_launches=%llu slow_launch_us=%llu dry_us=%llu",
+	       STAT_GET(slow_launches), STAT_GET(slow_launch_us),
+	       STAT_GET(dry_us));
 	/* A periodic latency-class neighbour, per GPU (read racily: the
 	 * idle thread is stopped, an application thread may not be).
 	 */

@@ -33,6 +33,8 @@
 #define GS_SPIN_US 200
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
+/* A launch call this long, holding the token, is counted (stats): the driver loading a kernel, not queueing one. */
+#define GS_SLOW_LAUNCH_US 1000
 /* While someone waits for a token we hold, the idle thread looks this often: a yield is answered even when no launch comes. */
 #define GS_YIELD_POLL_NS 50000ull
 /* The idle thread waits for a grant asked for a request launched beside the holder this long at most: it has other GPUs to watch. */

@@ -33,6 +33,9 @@
  *    context's kernels marks each done that long after its modelled end,
  *    as one woken late on a loaded host does: the host sees completions
  *    late, and events keep the modelled times;
+ *  - $GS_DOUBLE_LOAD_US (default 0): the first launch of each kernel in a
+ *    context spends that long in the call before it queues the kernel, as
+ *    the driver's lazy loading does (the first 64 kernels remembered);
  *  - $GS_DOUBLE_BLOCK_WAKE_US (default 0): cuEventSynchronize() on a
  *    pending event created with CU_EVENT_BLOCKING_SYNC returns that long
  *    after the event completed, as a thread woken from a deep idle state
@@ -89,6 +92,9 @@ struct item {
 /* Completion times kept per context, for the events of the last so many. */
 #define END_RING 1024
 
+/* Kernels a context remembers as loaded; launches of others load again. */
+#define GSD_LOADED 64
+
 struct CUctx_st {
 	int phys;		/* physical GPU */
 	CUdevice ordinal;
@@ -100,6 +106,9 @@ struct CUctx_st {
 	uint64_t end_at[END_RING];	/* by seq: when it completed, modelled */
 	bool worker;		/* worker thread started */
 	bool dead;
+	/* Kernels launched in it so far ($GS_DOUBLE_LOAD_US), under lock. */
+	uintptr_t loaded[GSD_LOADED];
+	unsigned int nr_loaded;
 };
 
 struct CUstream_st {
@@ -132,6 +141,7 @@ static struct {
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
 	uint64_t block_wake_ns;		/* $GS_DOUBLE_BLOCK_WAKE_US */
+	uint64_t load_ns;		/* $GS_DOUBLE_LOAD_US */
 	/* This process's share of each GPU's count of running kernels,
 	 * changed with it under run_lock, so that a launch can tell its
 	 * own kernels from the others'.
@@ -465,6 +475,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.late_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	s = getenv("GS_DOUBLE_BLOCK_WAKE_US");
 	D.block_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
+	s = getenv("GS_DOUBLE_LOAD_US");
+	D.load_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 	D.ctx_mem = gsd_mem_size(getenv("GS_DOUBLE_CTX_MEM"), 0);
 
@@ -972,6 +984,18 @@ static CUresult launch(CUstream s, uintptr_t us)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing)
 		return CUDA_SUCCESS;	/* captured: a graph node, no work */
+	if (D.load_ns) {
+		bool seen = false;
+
+		pthread_mutex_lock(&c->lock);
+		for (unsigned int i = 0; i < c->nr_loaded && !seen; i++)
+			seen = c->loaded[i] == us;
+		if (!seen && c->nr_loaded < GSD_LOADED)
+			c->loaded[c->nr_loaded++] = us;
+		pthread_mutex_unlock(&c->lock);
+		if (!seen)	/* loaded lazily, in the call */
+			sleep_until_ns(now_ns() + D.load_ns);
+	}
 	return enqueue(c, us, true);
 }
 
