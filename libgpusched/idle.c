@@ -25,7 +25,7 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	struct gpusched *g;
 	uint64_t n, wanted_ns;
 	uint32_t fl;
-	bool yield, soon;
+	bool yield, soon, wanted;
 
 	if (pthread_mutex_trylock(&d->lock))
 		return true;	/* someone is in the slow path: look again */
@@ -61,7 +61,8 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	 * nothing of ours queued or running: token time the GPU did not use
 	 * (stats). Counted between looks that both saw a waiter.
 	 */
-	if (!dev_wanted(g, fl) || (fl & GPUSCHED_ST_YIELD)) {
+	wanted = dev_wanted(g, fl);
+	if (!wanted || (fl & GPUSCHED_ST_YIELD)) {
 		d->dry_at = 0;
 	} else {
 		if (d->dry_at && d->seen_at != now)
@@ -72,7 +73,7 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	yield = (fl & GPUSCHED_ST_YIELD) && now > d->seen_at;
 	wanted_ns = idle_wanted(g);
 	soon = wanted_ns < idle_ns;
-	if (dev_wanted(g, fl) && soon)
+	if (wanted && soon)
 		idle_ns = wanted_ns;
 	if (!yield && now - d->seen_at < idle_ns) {
 		uint64_t at = d->seen_at + idle_ns;
@@ -84,7 +85,7 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		 * next tick, which could be past the latency client's next
 		 * request.
 		 */
-		if ((dev_wanted(g, fl) || soon) && now + GS_YIELD_POLL_NS < at)
+		if ((wanted || soon) && now + GS_YIELD_POLL_NS < at)
 			at = now + GS_YIELD_POLL_NS;
 		if (at < *next)
 			*next = at;
