@@ -66,6 +66,7 @@ bool resolve_real_slow(bool load)
 	R(cuEventSynchronize); R(cuEventQuery); R(cuEventElapsedTime);
 	if (!t.cuEventElapsedTime)
 		*(void **)&t.cuEventElapsedTime = resolve(h, "cuEventElapsedTime_v2");
+	R(cuStreamQuery); R(cuStreamQuery_ptsz);
 	R(cuStreamIsCapturing); R(cuStreamIsCapturing_ptsz);
 	R(cuThreadExchangeStreamCaptureMode);
 	R(cuMemAlloc_v2); R(cuMemAllocPitch_v2); R(cuMemAllocManaged);
@@ -94,7 +95,7 @@ struct gs_launch {
 	uint64_t key;		/* gs_launch_key() */
 	bool held;		/* the token's: under d->launching */
 	bool tracked;		/* in cs's ring: the token's, or beside it */
-	bool framed;		/* frame_start() marked its start */
+	struct gs_frame fr;	/* frame_start(): how its start is marked */
 	bool ask;		/* beside: wake the idle thread once launched */
 	uint64_t t;		/* held: when the driver was called */
 };
@@ -119,7 +120,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	l->d = NULL;
 	l->held = false;
 	l->tracked = false;
-	l->framed = false;
+	l->fr.how = FRAME_NONE;
 	l->ask = false;
 	l->key = key;
 	ensure_process_init();
@@ -159,7 +160,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		if (!l->held)
 			STAT_INC(beside);
 		pthread_mutex_lock(&l->cs->lock);
-		l->framed = frame_start(l->cs, stream, ptsz, key);
+		frame_start(l->cs, stream, ptsz, key, &l->fr);
 		pthread_mutex_unlock(&l->cs->lock);
 		if (l->held)
 			l->t = gs_now_ns();
@@ -176,16 +177,19 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 		       bool ptsz)
 {
+	uint64_t now;
+
 	if (!l->tracked)
 		return;
+	now = l->held || l->fr.how != FRAME_NONE ? gs_now_ns() : 0;
 	if (r == CUDA_SUCCESS) {
-		queued(l->cs, stream, ptsz, l->key, l->framed);
+		queued(l->cs, stream, ptsz, l->key, &l->fr, now);
 		atomic_fetch_add_explicit(&l->d->launches, 1, memory_order_relaxed);
 		if (l->held)
 			STAT_INC(gated);
 	}
 	if (l->held) {
-		uint64_t us = (gs_now_ns() - l->t) / 1000;
+		uint64_t us = (now - l->t) / 1000;
 
 		/* The token held through it: a kernel's first launch in a
 		 * context, where the driver loads it, can take milliseconds.

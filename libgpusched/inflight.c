@@ -233,8 +233,9 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	    CUDA_SUCCESS)
 		return;
 	ns = gs_elapsed_ns(ms);
-	if (!ns)
-		return;
+	if (ns <= cs->ev_off[slot])
+		return;	/* submitted before the call returned: not known */
+	ns -= cs->ev_off[slot];
 	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
 				 cs->ev_key[slot], true), ns);
 	gs_est_add(&cs->est, ns);
@@ -622,6 +623,7 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->ev_mark[slot] = cs->launches;
 	cs->ev_cum[slot] = cs->cum_ns;
 	cs->ev_key[slot] = key;
+	cs->ev_off[slot] = 0;
 	cs->ev_stream[slot] = stream;
 	cs->nr++;
 	cs->last_mark = cs->launches;
@@ -682,24 +684,67 @@ static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
 }
 
 /*
- * A timed launch needs an event just before it on its
- * stream, the last one, still pending (the kernel then starts as it
- * completes), or a fresh one (the GPU ran out of our work, or the last
- * event is on another stream: its time is not the kernel's start). Room is
- * left for the event after it. Caller holds cs->lock.
+ * A timed launch needs an event just before it on its stream: the last
+ * one, still pending (the kernel then starts as it completes), or a fresh
+ * one (the GPU ran out of our work, or the last event is on another
+ * stream: its time is not the kernel's start). Room is left for the event
+ * after it. *@fr says which (FRAME_NONE: not timed), and for a fresh one
+ * whether the stream was idle when it was recorded. Caller holds cs->lock.
  */
-bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key)
+void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
+		 struct gs_frame *fr)
 {
 	unsigned int last = ring_mod(cs, cs->head + cs->nr + cs->nr_events - 1);
+	CUresult (*query)(CUstream) = ptsz ? real.cuStreamQuery_ptsz :
+					     real.cuStreamQuery;
+	bool idle;
 
+	fr->how = FRAME_NONE;
 	if (!real.cuEventQuery || cs->nr + cs->prev_ok + 2 > cs->nr_events ||
 	    !time_this(cs, key))
-		return false;
+		return;
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
 	    cs->ev_stream[last] == stream && ev_timed(cs, last) &&
 	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY)
+		fr->how = FRAME_PENDING;
+	else {
+		idle = query && query(stream) == CUDA_SUCCESS;
+		if (ev_push(cs, stream, ptsz, 0, true))
+			fr->how = idle ? FRAME_IDLE : FRAME_FRESH;
+	}
+	fr->since = gs_now_ns();
+}
+
+/*
+ * The host time in the frame of a timed launch before its kernel was
+ * submitted, where the launch call returned at @called (*@off), or false
+ * where it is not known. The kernel is submitted at the end of the call,
+ * after what the driver does first. If the event before it is still
+ * pending then, the kernel starts as it completes: nothing to take off.
+ * If it completed, the frame holds some of the call: a few microseconds
+ * of a call that only queues the kernel, left in (taking them off would
+ * take off what the host did after submitting it as well, a wake-up of
+ * another thread, a preemption); but a call of GS_SLOW_LAUNCH_US or more
+ * is the driver loading the kernel, which would otherwise stand for the
+ * kernel's length until later samples averaged it away. Its time, from
+ * the event's recording, is taken off where the stream was idle then
+ * (the event completed as it was recorded); elsewhere the event completed
+ * at a time not known, and the launch gives no sample. @start: that
+ * event. Caller holds cs->lock.
+ */
+static bool frame_off(const struct gs_frame *fr, CUevent start,
+		      uint64_t called, uint64_t *off)
+{
+	uint64_t took = called > fr->since ? called - fr->since : 0;
+
+	*off = 0;
+	if (took < 1000ull * GS_SLOW_LAUNCH_US ||
+	    real.cuEventQuery(start) == CUDA_ERROR_NOT_READY)
 		return true;
-	return ev_push(cs, stream, ptsz, 0, true);
+	if (fr->how != FRAME_IDLE)
+		return false;
+	*off = took;
+	return true;
 }
 
 /*
@@ -740,13 +785,14 @@ uint64_t dev_queued_ns(struct gs_dev *d)
 
 /*
  * Account one queued launch of @key, and record an event after it if it
- * is timed: with the one before it (frame_start()), its GPU time.
+ * is timed: with the one before it (frame_start(), *@fr), its GPU time.
+ * @called: when the launch call returned.
  */
 void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
-		   bool framed_start)
+	    const struct gs_frame *fr, uint64_t called)
 {
 	struct gs_klen *k;
-	uint64_t len;
+	uint64_t len, off = 0;
 
 	pthread_mutex_lock(&cs->lock);
 	/* Looked up once for the length and for time_this_of() below: the
@@ -781,9 +827,10 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 * at once may order their kernels one way and their events
 		 * the other: that sample is off, once, and averaged away.
 		 */
-		if (framed_start && cs->nr &&
+		if (fr->how != FRAME_NONE && cs->nr &&
 		    cs->ev_mark[last] + 1 == cs->launches &&
-		    cs->ev_stream[last] == stream)
+		    cs->ev_stream[last] == stream &&
+		    frame_off(fr, cs->ev[last], called, &off))
 			framed = key;
 		/* Untimed launches get an event now and then, so that
 		 * what is in flight is known (the queue bound, a drain);
@@ -794,8 +841,10 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		     sharing == SHARED_LATENCY ||
 		     time_this_of(cs, key, k)) &&
 		    ev_push(cs, stream, ptsz, framed, framed)) {
-			if (framed)
+			if (framed) {
+				cs->ev_off[ring_mod(cs, cs->head + cs->nr - 1)] = off;
 				timed_one(cs, sharing);
+			}
 			/* Not the event just recorded: it follows the kernel
 			 * just queued, which the GPU has had no time to run,
 			 * and asking would be a driver call for a "not ready"

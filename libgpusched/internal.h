@@ -59,7 +59,17 @@ struct gpusched {
 	 * (gs_report_gpu()); sent with the next ACQUIRE, YIELD or RELEASE.
 	 */
 	atomic_ullong gpu_pending_ns;
+	/* When the current grant began, as we saw it (0: none held) */
+	atomic_ullong held_at;
 };
+
+/*
+ * Over all clients of the process: token time held as the library saw it
+ * (from each grant's return to the release or yield that ended it) and
+ * GPU time reported, for GPUSCHED_DEBUG=stats beside the service's charge.
+ */
+extern atomic_ullong gs_held_ns_total GS_HIDDEN;
+extern atomic_ullong gs_reported_ns_total GS_HIDDEN;
 
 /*
  * GPUSCHED_ACQUIRE_NUDGE: our latency-class work is queued beside the

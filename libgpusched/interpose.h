@@ -100,6 +100,8 @@ struct real_tab {
 	CUresult (*cuEventSynchronize)(CUevent);
 	CUresult (*cuEventQuery)(CUevent);
 	CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*cuStreamQuery)(CUstream);
+	CUresult (*cuStreamQuery_ptsz)(CUstream);
 	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuStreamIsCapturing_ptsz)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
@@ -197,6 +199,10 @@ struct gs_ctx {
 	 * times then frame that kernel. 0: no.
 	 */
 	uint64_t ev_key[GS_RING];
+	/* For such an event: the host time in its frame before the kernel
+	 * was submitted (queued()), taken off the sample.
+	 */
+	uint64_t ev_off[GS_RING];
 	CUstream ev_stream[GS_RING];
 	/* The newest event popped, kept unrecorded for the next one's
 	 * frame while prev_ok (so the ring holds one event fewer).
@@ -294,6 +300,19 @@ struct gs_global {
 extern struct gs_global G GS_HIDDEN;
 
 enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
+
+/*
+ * A timed launch's start (frame_start()): the event before it on its
+ * stream was still pending (the kernel starts as it completes), or was
+ * recorded fresh onto an idle stream (it completes at once, and the
+ * kernel starts only once the launch call has submitted it), or fresh
+ * onto one that may not be idle. @since: when the host last saw that
+ * event pending, or recorded it.
+ */
+struct gs_frame {
+	enum { FRAME_NONE, FRAME_PENDING, FRAME_IDLE, FRAME_FRESH } how;
+	uint64_t since;
+};
 
 /* What a wait for our work ended with (wait_dry(), wait_ev()). */
 enum { DRY_SEEN, DRY_YIELD };
@@ -398,9 +417,10 @@ GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
 GS_HIDDEN void throttle(struct gs_ctx *cs, uint64_t key);
-GS_HIDDEN bool frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
-				uint64_t key);
-GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key, bool framed_start);
+GS_HIDDEN void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
+			    uint64_t key, struct gs_frame *fr);
+GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
+		      const struct gs_frame *fr, uint64_t called);
 
 /* neighbour.c */
 GS_HIDDEN void lat_observe(struct gs_dev *d, const struct gpusched *g, uint32_t fl, uint64_t now);

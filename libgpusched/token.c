@@ -81,8 +81,25 @@ static uint64_t gpu_take(struct gpusched *g)
  * (uapi header, "GPU time"), or the service is gone: then it stays
  * pending, to be sent with the next call.
  */
+atomic_ullong gs_held_ns_total, gs_reported_ns_total;
+
+/* The grant we held (if any) ended at @now: count its time. */
+static void held_end(struct gpusched *g, uint64_t now)
+{
+	uint64_t at = atomic_exchange_explicit(&g->held_at, 0,
+					       memory_order_relaxed);
+
+	if (at && now > at)
+		atomic_fetch_add_explicit(&gs_held_ns_total, now - at,
+					  memory_order_relaxed);
+}
+
 static void gpu_sent(struct gpusched *g, uint64_t sent, int err)
 {
+	if (sent && !(err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
+		      err == -ENOTCONN || err == -ENOTTY))
+		atomic_fetch_add_explicit(&gs_reported_ns_total, sent,
+					  memory_order_relaxed);
 	if (!sent || err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
 	    err == -ENOTCONN || err == -ENOTTY)
 		return;
@@ -131,6 +148,7 @@ static int release_cmd(struct gpusched *g)
 
 	err = g->be->call(g, GPUSCHED_IOC_RELEASE, &rel);
 	gpu_sent(g, rel.gpu_ns, err);
+	held_end(g, gs_now_ns());
 	return err;
 }
 
@@ -166,6 +184,7 @@ static int acquire_cmd(struct gpusched *g, unsigned int cmd,
 static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns)
 {
 	struct gpusched_acquire a = { 0 };
+	int err;
 
 	if (!g)
 		return -EINVAL;
@@ -179,7 +198,13 @@ static int wait_cmd(struct gpusched *g, unsigned int cmd, int64_t timeout_ns)
 	} else if (timeout_ns != GPUSCHED_FOREVER) {
 		return -EINVAL;
 	}
-	return acquire_cmd(g, cmd, &a);
+	if (cmd == GPUSCHED_IOC_YIELD)
+		held_end(g, gs_now_ns());
+	err = acquire_cmd(g, cmd, &a);
+	if (!err)
+		atomic_store_explicit(&g->held_at, gs_now_ns(),
+				      memory_order_relaxed);
+	return err;
 }
 
 GPUSCHED_API int gpusched_acquire(struct gpusched *g, int64_t timeout_ns)

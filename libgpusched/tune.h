@@ -33,7 +33,7 @@
 #define GS_SPIN_US 200
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
-/* A launch call this long, holding the token, is counted (stats): the driver loading a kernel, not queueing one. */
+/* A launch call this long is the driver loading a kernel, not queueing one: counted (stats) when the token is held, and kept out of the kernel's length. */
 #define GS_SLOW_LAUNCH_US 1000
 /* While someone waits for a token we hold, the idle thread looks this often: a yield is answered even when no launch comes. */
 #define GS_YIELD_POLL_NS 50000ull

@@ -342,7 +342,6 @@ static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
 		it->wall_us += us * (rng % (D.stretch_pct + 1)) / 100;
 	}
 	it->kernel = kernel;
-	it->queued_at = now_ns();
 	/* Launched while another process's kernel runs: by the caller's
 	 * own account, it held no token then.
 	 */
@@ -368,6 +367,10 @@ static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
 	/* Like a full push buffer: the launching thread waits. */
 	while (c->submitted - c->completed >= D.max_queue)
 		pthread_cond_wait(&c->cond, &c->lock);
+	/* Submitted now, not when the call began: a GPU cannot start work
+	 * before the driver has handed it over.
+	 */
+	it->queued_at = now_ns();
 	it->seq = ++c->submitted;
 	if (c->tail)
 		c->tail->next = it;

@@ -4,7 +4,8 @@
 # takes milliseconds holding the token (the driver loading a kernel on its
 # first launch in a context; the test double's GS_DOUBLE_LOAD_US) is
 # counted once per kernel, and a pause with nobody waiting is not dry time
-# (50-lib-idle.t: with someone waiting it is).
+# (50-lib-idle.t: with someone waiting it is). Nor is the loading GPU time:
+# the time reported to the service is the kernels' own.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 service 1000000 1000000
@@ -16,11 +17,39 @@ GS_DOUBLE_LOAD_US=$(us 3000) client "$GS_CLIENT" --seconds 0.3 --kernel-us "$(us
 	>"$T/alone.out" 2>"$T/alone.err"
 check "alone: the run succeeded" grep -q 'errors=0' "$T/alone.out"
 n=$(value slow_launches "$T/alone.err")
-check "alone: two slow launches, the first of each kernel (${n:-none})" [ "${n:-0}" = 2 ]
 u=$(value slow_launch_us "$T/alone.err")
+# In the VM a vCPU stalls now and then for a millisecond or more, in any
+# launch call: there the loadings are told by their time (30 ms each).
+if [ "$GS_TEST_SCALE" = 1 ]; then
+	check "alone: two slow launches, the first of each kernel (${n:-none})" [ "${n:-0}" = 2 ]
+else
+	check "alone: slow launches, the first of each kernel among them (${n:-none} >= 2)" \
+		[ "${n:-0}" -ge 2 ]
+fi
 check "alone: their time in the driver counted (${u:-0} us >= 2 x $(us 3000))" \
 	[ "${u:-0}" -ge $((2 * $(us 3000))) ]
+check "alone: no kernel loaded twice (${u:-0} us < 3 x $(us 3000))" \
+	[ "${u:-0}" -lt $((3 * $(us 3000))) ]
 d=$(value dry_us "$T/alone.err")
 check "alone: a pause with nobody waiting is not dry (${d:-none})" [ "${d:-x}" = 0 ]
+
+# One kernel, loaded in its first launch while the stream is idle: the
+# sample framing that launch is the kernel's length, not the loading's, so
+# the GPU time reported is the double's, where each launch would be
+# reported at about the loading's length (ten kernels' worth) until later
+# samples averaged the first away. Within a fifth: that first sample may
+# still fall short by what the launch call did after submitting the
+# kernel (in the VM a call costs 0.2-0.7 ms of emulated CPU), and it
+# weighs on the estimate until later ones, one launch in 64 alone,
+# average it away.
+GS_DOUBLE_LOAD_US=$(us 3000) client "$GS_CLIENT" --seconds 0.5 --kernel-us "$(us 300)" \
+	>"$T/one.out" 2>"$T/one.err"
+w=$(value work_us "$T/one.out")
+r=$(value reported_us "$T/one.err")
+check "one kernel: the GPU time reported is the kernels' (${r:-?} us for ${w:-?} us of work, within a fifth)" \
+	within "${r:-0}" "${w:-1}" "$(( ${w:-0} / 5 ))"
+g=$(value grant_us "$T/one.err")
+check "one kernel: the grant lasted the run (${g:-?} us >= ${w:-?} us)" \
+	[ "${g:-0}" -ge "${w:-1}" ]
 
 done_testing
