@@ -705,9 +705,9 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		return;
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
 	    cs->ev_stream[last] == stream && ev_timed(cs, last) &&
-	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY)
+	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY) {
 		fr->how = FRAME_PENDING;
-	else {
+	} else {
 		idle = query && query(stream) == CUDA_SUCCESS;
 		if (ev_push(cs, stream, ptsz, 0, true))
 			fr->how = idle ? FRAME_IDLE : FRAME_FRESH;
