@@ -76,11 +76,6 @@ static uint64_t gpu_take(struct gpusched *g)
 	return ns < (UINT64_C(1) << 40) ? ns : UINT64_C(1) << 40;
 }
 
-/*
- * The service took @sent unless the call failed its argument checks
- * (uapi header, "GPU time"), or the service is gone: then it stays
- * pending, to be sent with the next call.
- */
 atomic_ullong gs_held_ns_total, gs_reported_ns_total;
 
 /* The grant we held (if any) ended at @now: count its time. */
@@ -94,16 +89,19 @@ static void held_end(struct gpusched *g, uint64_t now)
 					  memory_order_relaxed);
 }
 
+/*
+ * The service took @sent unless the call failed its argument checks
+ * (uapi header, "GPU time"), or the service is gone: then it stays
+ * pending, to be sent with the next call.
+ */
 static void gpu_sent(struct gpusched *g, uint64_t sent, int err)
 {
-	if (sent && !(err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
-		      err == -ENOTCONN || err == -ENOTTY))
-		atomic_fetch_add_explicit(&gs_reported_ns_total, sent,
-					  memory_order_relaxed);
 	if (!sent || err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
 	    err == -ENOTCONN || err == -ENOTTY)
 		return;
 	atomic_fetch_sub_explicit(&g->gpu_pending_ns, sent,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&gs_reported_ns_total, sent,
 				  memory_order_relaxed);
 }
 
