@@ -7,7 +7,10 @@ l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 # Longer in the emulated VM, where the host's load makes shares noisier.
 secs=${GS_SHARE_SECONDS:-4}
 [ "$GS_TEST_SCALE" = 1 ] || secs=${GS_SHARE_SECONDS:-6}
-service "$(us 10000)" 200000
+# A second's grace, as in the other share tests: a revoked holder's last
+# kernels run beside the next one's (the overlap check below), and in the
+# VM a stalled vCPU can keep a holder from yielding for 200 ms.
+service "$(us 10000)" 1000000
 
 share_pair() {	# share_pair W1 W2 KERNEL_US: runs both, sets s1 s2 f1 h1
 	at=$(start_at)
