@@ -276,7 +276,7 @@ static int gate_slow(struct gs_dev *d)
 		/* Nudges of an earlier grant were for its queue, not ours. */
 		atomic_store(&d->nudge_seen, page_nudge(g));
 		d->seen_launches = atomic_load(&d->launches);
-		d->seen_at = gs_now_ns();
+		d->seen_at = d->active_at = gs_now_ns();
 		kick_idle_thread();
 	} else if (conn_error(err)) {
 		retire_locked(d);
@@ -336,13 +336,18 @@ int gate_enter(struct gs_dev *d)
 		case GS_LAUNCH_BESIDE:
 			/* Noted for the idle thread, which nudges or asks. */
 			atomic_fetch_sub(&d->launching, 1);
-			if (beside_ask(d, t ? t : gs_now_ns()))
+			if (!t)
+				t = gs_now_ns();
+			lat_relaunch(d, t);
+			if (beside_ask(d, t))
 				return GATE_BESIDE_ASK;
 			return GATE_BESIDE;
 		case GS_SLOW:
 			atomic_fetch_sub(&d->launching, 1);
-			if (!t)
+			if (!t) {
 				t = gs_now_ns();
+				lat_relaunch(d, t);
+			}
 			ret = gate_slow(d);
 			if (ret != GATE_RETRY)
 				return ret;

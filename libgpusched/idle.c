@@ -23,9 +23,9 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		       uint64_t *next)
 {
 	struct gpusched *g;
-	uint64_t n, wanted_ns;
+	uint64_t n, wanted_ns, idle_at, left = 0;
 	uint32_t fl;
-	bool yield, soon, wanted;
+	bool yield, soon, wanted, early;
 
 	if (pthread_mutex_trylock(&d->lock))
 		return true;	/* someone is in the slow path: look again */
@@ -42,26 +42,42 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		pthread_mutex_unlock(&d->lock);
 		return false;
 	}
+	wanted = dev_wanted(g, fl);
+	/* A latency-class holder whose requests end with their launches,
+	 * another waiting: the token goes back once no launch came for the
+	 * idle time and no more than the hand-over allowance of our work is
+	 * left, the rest running on (lat_early()).
+	 */
+	early = wanted && !(fl & GPUSCHED_ST_YIELD) && lat_early(d, g);
+	if (early)
+		left = handover_left(d);
 	n = atomic_load(&d->launches);
 	if (n != d->seen_launches) {
 		d->seen_launches = n;
-		d->seen_at = now;
+		d->seen_at = d->active_at = now;
 	} else if (!(fl & GPUSCHED_ST_YIELD)) {
-		/* Idle means no launch and nothing of ours running: a thread
-		 * waiting for its queued work is busy, not idle.
+		/* Idle means no launch and nothing of ours running (early:
+		 * no more than @left): a thread waiting for its queued work
+		 * is busy, not idle.
 		 */
-		for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
-			if (ctx_busy(cs)) {
-				d->seen_at = now;
+		for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+			if (early && ctx_busy(cs, left)) {
+				d->seen_at = d->active_at = now;
 				break;
 			}
+			if (d->seen_at != now && ctx_busy(cs, 0)) {
+				d->seen_at = now;
+				if (!early)
+					break;
+			}
+		}
 	}
+	idle_at = early ? d->active_at : d->seen_at;
 	/*
 	 * Held, another waiting, and since the last look no launch and
 	 * nothing of ours queued or running: token time the GPU did not use
 	 * (stats). Counted between looks that both saw a waiter.
 	 */
-	wanted = dev_wanted(g, fl);
 	if (!wanted || (fl & GPUSCHED_ST_YIELD)) {
 		d->dry_at = 0;
 	} else {
@@ -75,8 +91,8 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	soon = wanted_ns < idle_ns;
 	if (wanted && soon)
 		idle_ns = wanted_ns;
-	if (!yield && now - d->seen_at < idle_ns) {
-		uint64_t at = d->seen_at + idle_ns;
+	if (!yield && now - idle_at < idle_ns) {
+		uint64_t at = idle_at + idle_ns;
 
 		/* Someone waits: look again soon, so that the token does
 		 * not sit idle here once our last kernel is done. So too
@@ -103,11 +119,16 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	}
 	if (yield)
 		yield_answered(g, gs_now_ns());
+	else if (is_latency(g))
+		left = dev_queued_ns(d);
 	if (!gpusched_release(g)) {
-		if (yield)
+		if (yield) {
 			STAT_INC(yield_releases);
-		else
+		} else {
 			STAT_INC(idle_releases);
+			if (is_latency(g))
+				lat_released(d, g, early, left, gs_now_ns());
+		}
 		gs_debug("%s: released (%s)", d->name, yield ? "yield" : "idle");
 	}
 	atomic_store(&d->draining, false);

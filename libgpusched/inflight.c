@@ -115,8 +115,14 @@ static void ctx_sync(struct gs_ctx *cs)
 	pthread_mutex_unlock(&cs->lock);
 }
 
-/* Is @cs's GPU still busy with our work, or a thread waiting for room? */
-bool ctx_busy(struct gs_ctx *cs)
+static void ctx_reap_locked(struct gs_ctx *cs, unsigned int upto);
+
+/*
+ * Is a thread waiting for room in @cs's queue, or more than @left_ns of our
+ * work predicted unfinished on the GPU (0: any of it running)? Where no
+ * length is measured yet, any of it running.
+ */
+bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns)
 {
 	bool busy;
 
@@ -124,13 +130,34 @@ bool ctx_busy(struct gs_ctx *cs)
 		return false;
 	pthread_mutex_lock(&cs->lock);
 	busy = cs->throttled > 0;
-	if (!busy && cs->nr && real.cuEventQuery) {
+	if (!busy && left_ns && cs->est.mean && real.cuEventQuery) {
+		ctx_reap_locked(cs, cs->nr);
+		busy = queued_ns(cs) > left_ns;
+	} else if (!busy && cs->nr && real.cuEventQuery) {
 		unsigned int last = ring_mod(cs, cs->head + cs->nr - 1);
 
 		busy = real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY;
 	}
 	pthread_mutex_unlock(&cs->lock);
 	return busy;
+}
+
+/*
+ * Had all of @cs's work completed before the launch being made: is the
+ * event after its newest launch done? A latency-class client records one
+ * after every launch (queued()). Caller holds cs->lock.
+ */
+bool ctx_dry_locked(struct gs_ctx *cs)
+{
+	unsigned int last;
+
+	if (!cs->launches || !real.cuEventQuery)
+		return false;
+	if (!cs->nr)
+		return cs->done == cs->launches;
+	last = ring_mod(cs, cs->head + cs->nr - 1);
+	return cs->ev_mark[last] == cs->launches &&
+	       real.cuEventQuery(cs->ev[last]) == CUDA_SUCCESS;
 }
 
 /* @key's entry in @cs's table of lengths (NULL: none). Caller holds cs->lock. */
@@ -835,10 +862,13 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		/* Untimed launches get an event now and then, so that
 		 * what is in flight is known (the queue bound, a drain);
 		 * every one beside a latency-class client, whose wait our
-		 * queue is, bounded kernel by kernel.
+		 * queue is, bounded kernel by kernel; and every one of a
+		 * latency-class client, whose next launch asks whether it
+		 * found our work done (ctx_dry_locked()).
 		 */
 		if ((framed || cs->launches - cs->last_mark >= time_every(sharing) / 2 ||
 		     sharing == SHARED_LATENCY ||
+		     is_latency(atomic_load(&cs->d->g)) ||
 		     time_this_of(cs, key, k)) &&
 		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed) {

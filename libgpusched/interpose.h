@@ -136,6 +136,8 @@ struct gs_stats {
 	atomic_ullong slow_launches;	/* launch calls of GS_SLOW_LAUNCH_US or more, holding */
 	atomic_ullong slow_launch_us;	/* ... their time in the driver */
 	atomic_ullong dry_us;		/* held, others waiting, nothing of ours queued */
+	atomic_ullong early_releases;	/* latency class: given back as its last work ran */
+	atomic_ullong relaunches;	/* ... and launched again within that request */
 	/* Device memory (mem.c) */
 	atomic_ullong mem_reserves;	/* MEM_RESERVEs granted */
 	atomic_ullong mem_refused;	/* ... refused: CUDA_ERROR_OUT_OF_MEMORY */
@@ -246,8 +248,13 @@ struct gs_dev {
 	struct gs_ctx *_Atomic ctxs;
 	enum gs_dev_mode mode;		/* under lock */
 	uint64_t retry_at;		/* DEV_UNSCHED: next try to connect */
-	/* the idle thread's view; dry_at: up to when dry_us counts */
-	uint64_t seen_launches, seen_at, dry_at;
+	/*
+	 * The idle thread's view: when it last saw a launch or our work
+	 * running (seen_at), or a launch or more than the hand-over
+	 * allowance of our work (active_at, lat_early()); dry_at: up to
+	 * when dry_us counts.
+	 */
+	uint64_t seen_launches, seen_at, active_at, dry_at;
 	/*
 	 * A periodic latency-class client (lat_observe(), under lock). The
 	 * prediction is read without the lock (queue_bound()):
@@ -273,6 +280,18 @@ struct gs_dev {
 	 */
 	atomic_ullong beside_last;
 	atomic_bool beside_first, beside_multi, beside_was_multi;
+	/*
+	 * Ours a latency-class client's: how its requests end (lat_early()).
+	 * lat_ends counts the grants in a row in which no launch followed
+	 * the end of our work (lat_dry, set by such a launch, other than
+	 * the first since our last release, rel_launches: a request's
+	 * first); early_until: after a release that left our work running,
+	 * until when a launch would have been one of the same request (0:
+	 * none pending).
+	 */
+	atomic_uint lat_ends;
+	atomic_bool lat_dry;
+	atomic_ullong early_until, rel_launches;
 	/*
 	 * Device memory (mem.c). mem_total: cuDeviceTotalMem of the GPU,
 	 * reported at ATTACH (0: not known yet). mem_users counts threads of
@@ -411,7 +430,8 @@ GS_HIDDEN void print_stats(void);
 /* inflight.c */
 GS_HIDDEN void dev_unstamp(struct gs_dev *d);
 GS_HIDDEN void ctx_empty_locked(struct gs_ctx *cs);
-GS_HIDDEN bool ctx_busy(struct gs_ctx *cs);
+GS_HIDDEN bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns);
+GS_HIDDEN bool ctx_dry_locked(struct gs_ctx *cs);
 GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
@@ -430,6 +450,10 @@ GS_HIDDEN uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until);
 GS_HIDDEN bool beside_now(struct gs_dev *d, const struct gpusched *g);
 GS_HIDDEN bool beside_ask(struct gs_dev *d, uint64_t t);
 GS_HIDDEN bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next);
+GS_HIDDEN bool lat_early(struct gs_dev *d, const struct gpusched *g);
+GS_HIDDEN void lat_released(struct gs_dev *d, const struct gpusched *g, bool early,
+			     uint64_t left_ns, uint64_t now);
+GS_HIDDEN void lat_relaunch(struct gs_dev *d, uint64_t now);
 
 /* gate.c */
 GS_HIDDEN void drain_locked(struct gs_dev *d, bool early);

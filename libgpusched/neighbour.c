@@ -199,7 +199,7 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 		times_add(&t_grant, at - t);
 		dev_unstamp(d);
 		d->seen_launches = atomic_load(&d->launches);
-		d->seen_at = at;
+		d->seen_at = d->active_at = at;
 		atomic_store(&d->beside_ask, 0);
 		if (at + GS_YIELD_POLL_NS < *next)
 			*next = at + GS_YIELD_POLL_NS;
@@ -216,4 +216,65 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 	}
 	pthread_mutex_unlock(&d->lock);
 	return true;
+}
+
+/*
+ * Does @d's latency-class client (us, holding @g's token) give the token
+ * back while its last work runs, rather than GS_IDLE_LATENCY_US after that
+ * work is done? Once its requests end with their launches: in each of the
+ * last GS_LAT_EARLY_AFTER grants, no launch came after our work had run
+ * out (lat_dry). A request that waits for its work and then launches
+ * again (a result read back in the middle of it) needs the token after
+ * its work is done; for one that does not, holding on would leave the GPU
+ * idle through that wait and the next holder's wake-up, where given back
+ * early the next holder's first kernels queue behind our last ones.
+ */
+bool lat_early(struct gs_dev *d, const struct gpusched *g)
+{
+	return is_latency(g) &&
+	       atomic_load(&d->lat_ends) >= GS_LAT_EARLY_AFTER;
+}
+
+/*
+ * The idle thread gave our latency-class token @g on @d back at @now,
+ * @early (lat_early()) with @left_ns of our work predicted still to run:
+ * count the grant toward lat_early(), and, after an early one, note until
+ * when a launch of ours would have been part of the same request (no
+ * launch for the idle time, idle_wanted(), after that work). Called with
+ * d->lock held.
+ */
+void lat_released(struct gs_dev *d, const struct gpusched *g, bool early,
+		  uint64_t left_ns, uint64_t now)
+{
+	unsigned int n = atomic_load(&d->lat_ends);
+
+	if (atomic_exchange(&d->lat_dry, false))
+		n = 0;
+	else if (n < GS_LAT_EARLY_AFTER)
+		n++;
+	atomic_store(&d->lat_ends, n);
+	atomic_store(&d->rel_launches, atomic_load(&d->launches));
+	atomic_store(&d->early_until,
+		     early ? now + left_ns + idle_wanted(g) : 0);
+	if (early)
+		STAT_INC(early_releases);
+}
+
+/*
+ * A launch of ours on @d at @now, not on the token. After an early release
+ * (lat_released()), one that comes before our work was done and the idle
+ * time more is of the request we took for finished: wait for our work
+ * before giving the token back, from the next grant on.
+ */
+void lat_relaunch(struct gs_dev *d, uint64_t now)
+{
+	uint64_t until = atomic_load_explicit(&d->early_until,
+					      memory_order_relaxed);
+
+	if (!until || !atomic_compare_exchange_strong(&d->early_until, &until, 0))
+		return;
+	if (now < until) {
+		atomic_store(&d->lat_ends, 0);
+		STAT_INC(relaunches);
+	}
 }

@@ -15,6 +15,8 @@
 #define GS_IDLE_US 2000
 /* A latency-class holder gives it back this soon once someone waits: it asks again, or launches beside, when it needs the GPU. */
 #define GS_IDLE_LATENCY_US 100
+/* Grants in a row whose launches never followed the end of our work before a latency-class holder gives the token back as its last work runs: a pattern of the program's, and one wrong costs one hand-over. */
+#define GS_LAT_EARLY_AFTER 8
 /* Launches in flight at most: the driver's push buffer, not the GPU, would otherwise bound them. */
 #define GS_QUEUE 1024
 /* Launches in flight before one is timed on the GPU: their length may be anything. */

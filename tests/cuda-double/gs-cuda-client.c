@@ -102,6 +102,7 @@ static struct {
 	unsigned int burst;	/* ... or so many, burst_gap_us apart (CPU) */
 	unsigned int burst_gap_us;
 	unsigned int burst_pause_us;	/* the gap after the first half */
+	bool burst_sync;	/* ... after waiting for the first half's work */
 	bool memcpy_too;
 	bool capture;
 	int device;
@@ -354,6 +355,10 @@ static void *run_thread(void *arg)
 			unsigned int gap = b == opt.burst / 2 && opt.burst_pause_us ?
 					   opt.burst_pause_us : opt.burst_gap_us;
 
+			/* A result read back mid-request. */
+			if (b == opt.burst / 2 && opt.burst_sync)
+				CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
+
 			sleep_until(CLOCK_MONOTONIC, mono_ns() + gap * 1000ull);
 			r = launch_one(n++, s);
 		}
@@ -544,6 +549,7 @@ static void usage(FILE *f)
 "  --burst N              with --period-us: N launches a request (default 1)\n"
 "  --burst-gap-us N       the CPU's time between them (default 0)\n"
 "  --burst-pause-us N     ... but this long after the first half\n"
+"  --burst-sync           ... and wait for the first half's kernels first\n"
 "  --memcpy               also queue async copies\n"
 "  --capture              also launch into a capturing stream\n"
 "  --device N             CUDA ordinal (default 0)\n"
@@ -590,6 +596,7 @@ int main(int argc, char **argv)
 		{ "burst", required_argument, NULL, 'B' },
 		{ "burst-gap-us", required_argument, NULL, 'G' },
 		{ "burst-pause-us", required_argument, NULL, 'Q' },
+		{ "burst-sync", no_argument, NULL, 'Y' },
 		{ "memcpy", no_argument, NULL, 'm' },
 		{ "capture", no_argument, NULL, 'C' },
 		{ "device", required_argument, NULL, 'd' },
@@ -655,6 +662,9 @@ int main(int argc, char **argv)
 			break;
 		case 'G':
 			opt.burst_gap_us = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'Y':
+			opt.burst_sync = true;
 			break;
 		case 'Q':
 			opt.burst_pause_us = (unsigned int)strtoul(optarg, NULL, 10);
