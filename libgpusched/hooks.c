@@ -160,13 +160,8 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		if (!l->held)
 			STAT_INC(beside);
 		pthread_mutex_lock(&l->cs->lock);
-		/* A latency-class request that launches again after its
-		 * work ran out needs the token once that work is done.
-		 */
-		if (l->held && is_latency(atomic_load(&l->d->g)) &&
-		    atomic_load(&l->d->launches) != atomic_load(&l->d->rel_launches) &&
-		    ctx_dry_locked(l->cs))
-			atomic_store(&l->d->lat_dry, true);
+		if (l->held)
+			lat_held_launch_locked(l->cs);
 		frame_start(l->cs, stream, ptsz, key, &l->fr);
 		pthread_mutex_unlock(&l->cs->lock);
 		if (l->held)

@@ -23,7 +23,7 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 		       uint64_t *next)
 {
 	struct gpusched *g;
-	uint64_t n, wanted_ns, idle_at, left = 0;
+	uint64_t n, wanted_ns, idle_at, allow = 0, left = 0;
 	uint32_t fl;
 	bool yield, soon, wanted, early;
 
@@ -50,18 +50,18 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	 */
 	early = wanted && !(fl & GPUSCHED_ST_YIELD) && lat_early(d, g);
 	if (early)
-		left = handover_left(d);
+		allow = handover_left(d);
 	n = atomic_load(&d->launches);
 	if (n != d->seen_launches) {
 		d->seen_launches = n;
 		d->seen_at = d->active_at = now;
 	} else if (!(fl & GPUSCHED_ST_YIELD)) {
 		/* Idle means no launch and nothing of ours running (early:
-		 * no more than @left): a thread waiting for its queued work
+		 * no more than @allow): a thread waiting for its queued work
 		 * is busy, not idle.
 		 */
 		for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
-			if (early && ctx_busy(cs, left)) {
+			if (early && ctx_busy(cs, allow)) {
 				d->seen_at = d->active_at = now;
 				break;
 			}
@@ -119,7 +119,7 @@ bool idle_check(struct gs_dev *d, uint64_t now, uint64_t idle_ns,
 	}
 	if (yield)
 		yield_answered(g, gs_now_ns());
-	else if (is_latency(g))
+	else if (early)	/* ours that runs on past the release */
 		left = dev_queued_ns(d);
 	if (!gpusched_release(g)) {
 		if (yield) {

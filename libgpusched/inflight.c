@@ -147,7 +147,7 @@ bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns)
  * event after its newest launch done? A latency-class client records one
  * after every launch (queued()). Caller holds cs->lock.
  */
-bool ctx_dry_locked(struct gs_ctx *cs)
+static bool ctx_dry_locked(struct gs_ctx *cs)
 {
 	unsigned int last;
 
@@ -158,6 +158,23 @@ bool ctx_dry_locked(struct gs_ctx *cs)
 	last = ring_mod(cs, cs->head + cs->nr - 1);
 	return cs->ev_mark[last] == cs->launches &&
 	       real.cuEventQuery(cs->ev[last]) == CUDA_SUCCESS;
+}
+
+/*
+ * A launch on @cs's token, about to be made: if it is of a latency-class
+ * process and not its request's first (one since the token last went
+ * back), note whether it found all of that work done (lat_released()): a
+ * request that launches again after its work ran out needs the token
+ * once that work is done. Caller holds cs->lock.
+ */
+void lat_held_launch_locked(struct gs_ctx *cs)
+{
+	struct gs_dev *d = cs->d;
+
+	if (is_latency(atomic_load(&d->g)) &&
+	    atomic_load(&d->launches) != atomic_load(&d->rel_launches) &&
+	    ctx_dry_locked(cs))
+		atomic_store(&d->lat_dry, true);
 }
 
 /* @key's entry in @cs's table of lengths (NULL: none). Caller holds cs->lock. */

@@ -431,7 +431,7 @@ GS_HIDDEN void print_stats(void);
 GS_HIDDEN void dev_unstamp(struct gs_dev *d);
 GS_HIDDEN void ctx_empty_locked(struct gs_ctx *cs);
 GS_HIDDEN bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns);
-GS_HIDDEN bool ctx_dry_locked(struct gs_ctx *cs);
+GS_HIDDEN void lat_held_launch_locked(struct gs_ctx *cs);
 GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
