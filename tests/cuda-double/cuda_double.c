@@ -44,7 +44,9 @@
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
- *    further launches block, as with a full push buffer;
+ *    further launches block, as with a full push buffer; the most kernels
+ *    a context had queued or running at once is kept for the process
+ *    (gs_double_queued_max());
  *  - $GS_DOUBLE_GPUS physical GPUs (default 1), filtered and ordered by
  *    CUDA_VISIBLE_DEVICES as a list of indices; uuids from gsd_uuid();
  *  - device memory of $GS_DOUBLE_MEM bytes per GPU (K, M, G suffixes;
@@ -103,6 +105,7 @@ struct CUctx_st {
 	pthread_cond_t cond;
 	struct item *head, *tail;
 	uint64_t submitted, completed;
+	uint64_t kernels;	/* kernels submitted and not completed */
 	uint64_t end_at[END_RING];	/* by seq: when it completed, modelled */
 	bool worker;		/* worker thread started */
 	bool dead;
@@ -137,6 +140,7 @@ static struct {
 	atomic_ullong launched_over;	/* gs_double_launched_over() */
 	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
+	atomic_ullong queued_max;	/* gs_double_queued_max() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
@@ -309,6 +313,8 @@ static void *worker(void *arg)
 		if (!c->head)
 			c->tail = NULL;
 		c->completed = it->seq;
+		if (it->kernel)
+			c->kernels--;
 		/* A marker (an event, a copy) completes on the modelled
 		 * timeline too: when the work before it ends, or when it was
 		 * queued, not when this thread, woken late, got to it.
@@ -372,6 +378,13 @@ static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
 	 */
 	it->queued_at = now_ns();
 	it->seq = ++c->submitted;
+	if (kernel) {
+		uint64_t n = ++c->kernels, max = atomic_load(&D.queued_max);
+
+		while (n > max &&
+		       !atomic_compare_exchange_weak(&D.queued_max, &max, n))
+			;
+	}
 	if (c->tail)
 		c->tail->next = it;
 	else
@@ -1768,6 +1781,11 @@ EXPORT uint64_t gs_double_late_gaps(void)
 	return atomic_load(&D.late_gaps);
 }
 
+EXPORT uint64_t gs_double_queued_max(void)
+{
+	return atomic_exchange(&D.queued_max, 0);
+}
+
 EXPORT uint64_t gs_double_spin_syncs(void)
 {
 	return atomic_load(&D.spin_syncs);
@@ -1791,6 +1809,7 @@ static void atfork_child(void)
 	atomic_store(&D.launched_over, 0);
 	atomic_store(&D.spin_syncs, 0);
 	atomic_store(&D.late_gaps, 0);
+	atomic_store(&D.queued_max, 0);
 	pthread_mutex_init(&D.run_lock, NULL);
 	memset(D.mine, 0, sizeof(D.mine));
 	for (int i = 0; i < GSD_MAX_GPUS; i++) {
@@ -1802,6 +1821,7 @@ static void atfork_child(void)
 		pthread_cond_init(&c->cond, NULL);
 		c->head = c->tail = NULL;	/* leaked: the parent's */
 		c->completed = c->submitted;
+		c->kernels = 0;
 		c->worker = false;
 	}
 	for (int i = 0; i < depth; i++) {
@@ -1813,6 +1833,7 @@ static void atfork_child(void)
 		pthread_cond_init(&c->cond, NULL);
 		c->head = c->tail = NULL;
 		c->completed = c->submitted;
+		c->kernels = 0;
 		c->worker = false;
 	}
 }

@@ -86,6 +86,11 @@ typedef uint64_t (*gsd_spin_syncs_fn)(void);
  */
 typedef uint64_t (*gsd_late_gaps_fn)(void);
 #define GSD_LATE_GAPS_SYM "gs_double_late_gaps"
+/* The most kernels one of this process's contexts had queued or running at
+ * once since the last call (which starts the count again).
+ */
+typedef uint64_t (*gsd_queued_max_fn)(void);
+#define GSD_QUEUED_MAX_SYM "gs_double_queued_max"
 
 /* Bytes held on @g by processes alive now (read without its lock). */
 static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)

@@ -40,6 +40,10 @@ CUresult cuCtxSynchronize(void);
 CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuStreamDestroy_v2(CUstream);
 CUresult cuStreamSynchronize(CUstream);
+CUresult cuEventCreate(CUevent *, unsigned int);
+CUresult cuEventDestroy_v2(CUevent);
+CUresult cuEventRecord(CUevent, CUstream);
+CUresult cuEventQuery(CUevent);
 CUresult cuStreamBeginCapture_v2(CUstream, int);
 CUresult cuStreamEndCapture(CUstream, void **);
 CUresult cuMemAlloc_v2(uint64_t *, size_t);
@@ -129,6 +133,7 @@ static gsd_mps_priority_fn mps_priority;
 static gsd_launched_over_fn launched_over;
 static gsd_spin_syncs_fn spin_syncs;
 static gsd_late_gaps_fn late_gaps;
+static gsd_queued_max_fn queued_max;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -136,6 +141,15 @@ static volatile sig_atomic_t stop_now;	/* SIGUSR1 */
 static double cpu_ns_per_launch;
 /* --then-at: the share of the GPU from then on; < 0: not measured */
 static double then_share = -1;
+/* ... and the most kernels queued or running at once from then until four
+ * fifths of the rest of the run
+ */
+static uint64_t then_queued_max;
+/* --burst: requests in which a launch after the first found the request's
+ * work done (its event after the launch before complete): the host was
+ * slower than the GPU there, a stall of the host but with --burst-sync
+ */
+static atomic_ullong stalled_requests;
 /* --period-us: tick to kernel done, in the first thread */
 #define MAX_LAT 100000
 static uint64_t lat_us[MAX_LAT];
@@ -250,6 +264,7 @@ static void resolve(void)
 	launched_over = (gsd_launched_over_fn)sym(h, GSD_LAUNCHED_OVER_SYM);
 	spin_syncs = (gsd_spin_syncs_fn)sym(h, GSD_SPIN_SYNCS_SYM);
 	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
+	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
 }
 
 /*
@@ -306,6 +321,7 @@ static void *run_thread(void *arg)
 	bool idled = false;
 	uint64_t buf = 0, dev = 0, tick = 0;
 	CUstream s = NULL;
+	CUevent bev = NULL;	/* --burst: after the request's last launch */
 	unsigned int n = 0, req = 0;
 
 	struct rusage ru0, ru1;
@@ -316,6 +332,8 @@ static void *run_thread(void *arg)
 		CK(cuStreamCreate(&s, 0));
 	if (opt.memcpy_too)
 		CK(cuMemAlloc_v2(&dev, sizeof(buf)));
+	if (opt.period_us && opt.burst > 1)
+		CK(cuEventCreate(&bev, CU_EVENT_DISABLE_TIMING));
 	/* At least one launch, however slow the host (an emulated VM). */
 	for (bool first = true; first || (!stop_now && mono_ns() < t_end); first = false) {
 		CUresult r;
@@ -351,15 +369,21 @@ static void *run_thread(void *arg)
 		/* A request of several kernels, with the CPU's work between
 		 * them (an inference's layers): counted as one launch.
 		 */
-		for (unsigned int b = 1; opt.period_us && !r && b < opt.burst; b++) {
+		for (unsigned int b = 1, stalled = 0; bev && !r && b < opt.burst; b++) {
 			unsigned int gap = b == opt.burst / 2 && opt.burst_pause_us ?
 					   opt.burst_pause_us : opt.burst_gap_us;
+			bool sync = b == opt.burst / 2 && opt.burst_sync;
 
+			CK(cuEventRecord(bev, s));
 			/* A result read back mid-request. */
-			if (b == opt.burst / 2 && opt.burst_sync)
+			if (sync)
 				CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
 
 			sleep_until(CLOCK_MONOTONIC, mono_ns() + gap * 1000ull);
+			if (!sync && !stalled && cuEventQuery(bev) == CUDA_SUCCESS) {
+				stalled = 1;
+				atomic_fetch_add(&stalled_requests, 1);
+			}
 			r = launch_one(n++, s);
 		}
 		if (opt.period_us && !r) {
@@ -410,6 +434,8 @@ static void *run_thread(void *arg)
 	}
 	if (dev)
 		CK(cuMemFree_v2(dev));
+	if (bev)
+		CK(cuEventDestroy_v2(bev));
 	return NULL;
 }
 
@@ -481,7 +507,13 @@ static uint64_t run(uint64_t *wall_ns)
 		sleep_until(CLOCK_MONOTONIC,
 			    t_start + (uint64_t)(opt.then_at * 1e9));
 		w_then = work_us();
+		queued_max();
 		t_then = mono_ns();
+		/* Up to four fifths of the rest: the other processes of a
+		 * test, started for as long, may be gone by the end.
+		 */
+		sleep_until(CLOCK_MONOTONIC, t_then + (t_end - t_then) * 4 / 5);
+		then_queued_max = queued_max();
 	}
 	for (unsigned int i = 0; i < opt.threads; i++)
 		pthread_join(t[i], NULL);
@@ -721,8 +753,12 @@ int main(int argc, char **argv)
 	       mps_priority(), (unsigned long long)launched_over(),
 	       (unsigned long long)spin_syncs(),
 	       (unsigned long long)late_gaps());
+	if (opt.period_us && opt.burst > 1)
+		printf("stalled_requests=%llu\n",
+		       (unsigned long long)atomic_load(&stalled_requests));
 	if (then_share >= 0)
-		printf("then_share=%.4f\n", then_share);
+		printf("then_share=%.4f then_queued_max=%llu\n", then_share,
+		       (unsigned long long)then_queued_max);
 	if (nr_lat) {
 		qsort(lat_us, nr_lat, sizeof(lat_us[0]), cmp_u64);
 		printf("latency_p50_us=%llu latency_p99_us=%llu latency_max_us=%llu latency_max_at_s=%.3f\n",

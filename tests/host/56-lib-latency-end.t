@@ -38,11 +38,21 @@ run_req() {	# run_req NAME KERNEL_US ARGS...: the busy process and the requests
 }
 
 run_req ends "$(us 200)"
-# Most of them: not the first eight, nor eight after each launch the host
-# made late (a vCPU of the VM's stalled: the request launched again after
-# an early release, or after its work ran out).
-check "requests that end with their launches give the token back early (${early:-no} of $rel releases)" \
-	above "${early:-0}" "$((rel / 4))"
+# Most of them: not the first eight, nor eight after each request in
+# which the host fell behind the GPU (the client saw a launch find the
+# request's work done: a host stalled, a vCPU of the VM's) or launched
+# again after an early release. Each such request costs at most nine
+# grants not given back early (GS_LAT_EARLY_AFTER): judged where the
+# host's count of them leaves more than a quarter early, skipped where it
+# stalled more often.
+stalled=$(value stalled_requests "$T/lat-ends.out")
+resets=$((1 + ${stalled:-0} + $(value relaunches "$T/lat-ends.err")))
+if [ $((36 * resets)) -lt $((3 * rel)) ]; then
+	check "requests that end with their launches give the token back early (${early:-no} of $rel releases; the host fell behind in ${stalled:-?})" \
+		above "${early:-0}" "$((rel / 4))"
+else
+	skip "the host fell behind the client's kernels in $stalled of $rel requests: too often to judge the early releases (${early:-no})"
+fi
 # What it saves, the token held with nothing of the client's running
 # (about 110 us a request without it), is in the line above; not judged:
 # under load a late host ends requests early and sends the client back

@@ -26,14 +26,6 @@ gpu_reserved() {
 		"$GS_CTL" --json status | sed -n 's/.*"mem_reserved":\([0-9]*\).*/\1/p'
 	fi
 }
-# knob NAME VALUE: a knob of the double's GPU 0's token.
-knob() {
-	if [ "$BACKEND" = kmod ]; then
-		echo "$2" >"$(kmod_gpu_dir 0)/$1"
-	else
-		"$GS_CTL" set gpu 0 "$1=$2" >/dev/null
-	fi
-}
 
 # --- threads of one process: exactly what the limit allows
 rm -f "$GS_DOUBLE_SHM"

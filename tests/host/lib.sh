@@ -92,6 +92,10 @@ cleanup() {
 	for f in "$T"/*.pid; do
 		[ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null
 	done
+	# The module's knobs a test changed (knob()), as they were.
+	for f in "$T"/knob.*; do
+		[ -f "$f" ] && cat "$f" >"$(kmod_gpu_dir 0)/${f##*/knob.}" 2>/dev/null
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -209,6 +213,20 @@ kmod_gpu_dir() {
 		[ "$u" = "$want" ] && { echo "$d"; return 0; }
 	done
 	return 1
+}
+
+# knob NAME VALUE: a knob of the double's GPU 0's token, through the
+# module's sysfs file or `gpuschedctl set gpu`; fails where neither can.
+# The module outlives the test: its value before the test's first change
+# is put back at exit.
+knob() {
+	if [ "$BACKEND" = kmod ]; then
+		k_dir=$(kmod_gpu_dir 0) || return 1
+		[ -e "$T/knob.$1" ] || cat "$k_dir/$1" >"$T/knob.$1" || return 1
+		echo "$2" >"$k_dir/$1"
+	else
+		[ -n "$GS_CTL" ] && "$GS_CTL" set gpu 0 "$1=$2" >/dev/null
+	fi
 }
 
 # A start instant 1 to 2 s ahead, so that clients started one after the other
