@@ -46,7 +46,8 @@ run_req ends "$(us 200)"
 # host's count of them leaves more than a quarter early, skipped where it
 # stalled more often.
 stalled=$(value stalled_requests "$T/lat-ends.out")
-resets=$((1 + ${stalled:-0} + $(value relaunches "$T/lat-ends.err")))
+again=$(value relaunches "$T/lat-ends.err")
+resets=$((1 + ${stalled:-0} + ${again:-0}))
 if [ $((36 * resets)) -lt $((3 * rel)) ]; then
 	check "requests that end with their launches give the token back early (${early:-no} of $rel releases; the host fell behind in ${stalled:-?})" \
 		above "${early:-0}" "$((rel / 4))"
