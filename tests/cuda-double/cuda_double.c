@@ -141,6 +141,7 @@ static struct {
 	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
+	atomic_ullong starved_wakes;	/* gs_double_starved_wakes() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
@@ -982,8 +983,23 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 	if (!e->blocking && pending)
 		atomic_fetch_add(&D.spin_syncs, 1);
 	wait_seq(e->ctx, e->seq);
-	if (e->blocking && pending && D.block_wake_ns)
+	if (e->blocking && pending && D.block_wake_ns) {
+		CUcontext c = e->ctx;
+		uint64_t behind, sub;
+
+		pthread_mutex_lock(&c->lock);
+		behind = c->kernels;
+		sub = c->submitted;
+		pthread_mutex_unlock(&c->lock);
 		sleep_until_ns(now_ns() + D.block_wake_ns);
+		/* The late wake-up let the context's work behind the event
+		 * run out, nothing launched meanwhile: the GPU waited.
+		 */
+		pthread_mutex_lock(&c->lock);
+		if (behind && !c->kernels && c->submitted == sub)
+			atomic_fetch_add(&D.starved_wakes, 1);
+		pthread_mutex_unlock(&c->lock);
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -1779,6 +1795,11 @@ EXPORT uint64_t gs_double_launched_over(void)
 EXPORT uint64_t gs_double_late_gaps(void)
 {
 	return atomic_load(&D.late_gaps);
+}
+
+EXPORT uint64_t gs_double_starved_wakes(void)
+{
+	return atomic_load(&D.starved_wakes);
 }
 
 EXPORT uint64_t gs_double_queued_max(void)

@@ -134,6 +134,7 @@ static gsd_launched_over_fn launched_over;
 static gsd_spin_syncs_fn spin_syncs;
 static gsd_late_gaps_fn late_gaps;
 static gsd_queued_max_fn queued_max;
+static gsd_starved_wakes_fn starved_wakes;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -265,6 +266,7 @@ static void resolve(void)
 	spin_syncs = (gsd_spin_syncs_fn)sym(h, GSD_SPIN_SYNCS_SYM);
 	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
 	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
+	starved_wakes = (gsd_starved_wakes_fn)sym(h, GSD_STARVED_WAKES_SYM);
 }
 
 /*
@@ -745,14 +747,15 @@ int main(int argc, char **argv)
 		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu late_gaps=%llu\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu late_gaps=%llu starved_wakes=%llu\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
 	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch,
 	       mps_priority(), (unsigned long long)launched_over(),
 	       (unsigned long long)spin_syncs(),
-	       (unsigned long long)late_gaps());
+	       (unsigned long long)late_gaps(),
+	       (unsigned long long)starved_wakes());
 	if (opt.period_us && opt.burst > 1)
 		printf("stalled_requests=%llu\n",
 		       (unsigned long long)atomic_load(&stalled_requests));

@@ -83,20 +83,22 @@ fi
 # wake-up can come later than that (the double models it 1000 us late,
 # GS_DOUBLE_BLOCK_WAKE_US), and the GPU would run out of the holder's work:
 # such a wait naps no longer than half the work behind the event instead.
-# Gaps of 500 us or more come then only with the probe's turns (the
-# holder's yields), where the token is away. Host only: in the VM the
-# kernels are 1 ms, one at a time, and no wait has a kernel behind it.
+# The double counts the blocking waits whose late wake-up let the work
+# queued behind their event run out (starved_wakes): no host stall makes
+# one, and the library before the nap made one at nearly every such
+# wait (133 in 28435 kernels; the gaps it left, 136, are shown). Host
+# only: in the VM the kernels are 1 ms, one at a time, and no wait has a
+# kernel behind it.
 if [ "$BACKEND" = kmod ]; then
 	skip "a wait with one kernel behind its event: host only (1 ms kernels in a VM)"
 else
 	BP_BUSY= busy_and_probe 100 100000 GS_DOUBLE_BLOCK_WAKE_US=1000 \
 		GS_DOUBLE_LATE_GAP_US=500
-	gaps=$(value late_gaps "$T/busy.out")
+	starved=$(value starved_wakes "$T/busy.out")
 	nl=$(value launches "$T/busy.out")
-	ny=$(value yields "$T/busy.err")
-	echo "# blocking wake-ups 1000 us late: $gaps of $nl kernels queued 500 us or more after the holder's last one ended; $ny yields"
-	check "a wait with one kernel behind its event does not block ($gaps gaps, $ny yields, $nl kernels)" \
-		[ "${gaps:-1000000}" -le $(( ${ny:-0} + ${nl:-0} / 1000 )) ]
+	echo "# blocking wake-ups 1000 us late: $(value late_gaps "$T/busy.out") of $nl kernels queued 500 us or more after the holder's last one ended; $(value yields "$T/busy.err") yields"
+	check "a wait with one kernel behind its event does not block (${starved:-?} waits let the work behind them run out, of $nl kernels)" \
+		[ "${starved:-1000000}" -le $(( ${nl:-0} / 1000 )) ]
 fi
 
 kern=$(us 1000)
