@@ -85,8 +85,8 @@ fi
 # such a wait naps no longer than half the work behind the event instead.
 # The double counts the blocking waits whose late wake-up let the work
 # queued behind their event run out (starved_wakes): no host stall makes
-# one, and the library before the nap made one at nearly every such
-# wait (133 in 28435 kernels; the gaps it left, 136, are shown). Host
+# one, and a blocking wait with a kernel behind it makes one nearly every
+# time. The gaps of 500 us or more in the holder's work are shown. Host
 # only: in the VM the kernels are 1 ms, one at a time, and no wait has a
 # kernel behind it.
 if [ "$BACKEND" = kmod ]; then

@@ -5,9 +5,9 @@
 # the estimate is exact (the double's clock) whatever the waits see: here
 # the busy process runs 1500 us kernels, then 100 us ones, beside a probe
 # every 2 ms. Beside a latency-class client its queue is held to the
-# service's latency queue (300 us) by the lengths estimated: after the
-# change two or three kernels fit, where an estimate stuck at 1500 us would keep
-# it to one at a time. The double counts the most kernels the process had
+# service's latency queue (300 us) by the lengths learnt: after the change
+# two or three kernels fit, where lengths stuck at 1500 us would keep it
+# to one at a time. The double counts the most kernels the process had
 # queued or running at once from the change on. Without the prediction of
 # the probe's requests (57-lib-latency-period.t tests it), which would
 # bound the queue by the time to the next request instead.
