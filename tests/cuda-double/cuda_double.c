@@ -46,7 +46,10 @@
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
  *    further launches block, as with a full push buffer; the most kernels
  *    a context had queued or running at once is kept for the process
- *    (gs_double_queued_max());
+ *    (gs_double_queued_max()); each process publishes when its queued
+ *    kernels end, so that another can read what it would wait for on a
+ *    GPU that ran one process's work at a time
+ *    (gs_double_others_queued_us());
  *  - $GS_DOUBLE_GPUS physical GPUs (default 1), filtered and ordered by
  *    CUDA_VISIBLE_DEVICES as a list of indices; uuids from gsd_uuid();
  *  - device memory of $GS_DOUBLE_MEM bytes per GPU (K, M, G suffixes;
@@ -106,6 +109,7 @@ struct CUctx_st {
 	struct item *head, *tail;
 	uint64_t submitted, completed;
 	uint64_t kernels;	/* kernels submitted and not completed */
+	uint64_t queue_end;	/* ns: the modelled end of its queued kernels */
 	uint64_t end_at[END_RING];	/* by seq: when it completed, modelled */
 	bool worker;		/* worker thread started */
 	bool dead;
@@ -153,6 +157,8 @@ static struct {
 	 */
 	pthread_mutex_t run_lock;
 	uint64_t mine[GSD_MAX_GPUS];
+	/* This process's slot in each GPU's queue[], under run_lock. */
+	struct gsd_queue_slot *queue_slot[GSD_MAX_GPUS];
 	uint64_t max_queue;		/* work items a context may have queued */
 	uint64_t mem_total;		/* device memory of each GPU, bytes */
 	uint64_t ctx_mem;		/* what each context takes of it */
@@ -181,6 +187,41 @@ static bool others_running(int phys)
 	    D.mine[phys];
 	pthread_mutex_unlock(&D.run_lock);
 	return r;
+}
+
+/*
+ * This process's queued kernels on GPU @phys end at @until: published in
+ * its slot of the shared file (claimed on first use; none free, none
+ * published).
+ */
+static void queue_publish(int phys, uint64_t until)
+{
+	struct gsd_queue_slot *q;
+	int32_t me = (int32_t)getpid();
+	uint64_t old;
+
+	pthread_mutex_lock(&D.run_lock);
+	q = D.queue_slot[phys];
+	for (int i = 0; !q && i < GSD_QUEUE_SLOTS; i++) {
+		struct gsd_queue_slot *s = &D.shm->gpu[phys].queue[i];
+		int32_t pid = __atomic_load_n(&s->pid, __ATOMIC_SEQ_CST);
+
+		if ((!pid || !gsd_pid_alive(pid)) &&
+		    __atomic_compare_exchange_n(&s->pid, &pid, me, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+			__atomic_store_n(&s->until, 0, __ATOMIC_SEQ_CST);
+			q = D.queue_slot[phys] = s;
+		}
+	}
+	pthread_mutex_unlock(&D.run_lock);
+	if (!q)
+		return;
+	/* The latest of this process's contexts on the GPU. */
+	old = __atomic_load_n(&q->until, __ATOMIC_SEQ_CST);
+	while (until > old &&
+	       !__atomic_compare_exchange_n(&q->until, &old, until, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
 }
 
 #define MAX_STACK 16
@@ -385,6 +426,12 @@ static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
 		while (n > max &&
 		       !atomic_compare_exchange_weak(&D.queued_max, &max, n))
 			;
+		/* As the worker will model it: from when it is queued or
+		 * when the kernel before it ends.
+		 */
+		c->queue_end = (it->queued_at > c->queue_end ? it->queued_at :
+				c->queue_end) + it->wall_us * 1000;
+		queue_publish(c->phys, c->queue_end);
 	}
 	if (c->tail)
 		c->tail->next = it;
@@ -1134,22 +1181,6 @@ static void mem_lock(struct gsd_gpu *g)
 		pthread_mutex_consistent(&g->mem_lock);
 }
 
-static bool pid_alive(int32_t pid)
-{
-	return pid && (!kill(pid, 0) || errno == EPERM);
-}
-
-/* Bytes held by live processes on @g. Caller holds g->mem_lock. */
-static uint64_t mem_used(struct gsd_gpu *g)
-{
-	uint64_t sum = 0;
-
-	for (int i = 0; i < GSD_MEM_SLOTS; i++)
-		if (pid_alive(g->mem[i].pid))
-			sum += g->mem[i].bytes;
-	return sum;
-}
-
 /* This process's slot on @g, claiming a free or dead one. Under mem_lock. */
 static struct gsd_mem_slot *mem_slot(int phys, struct gsd_gpu *g)
 {
@@ -1158,7 +1189,7 @@ static struct gsd_mem_slot *mem_slot(int phys, struct gsd_gpu *g)
 	if (M.slot[phys])
 		return &g->mem[M.slot[phys] - 1];
 	for (int i = 0; i < GSD_MEM_SLOTS; i++) {
-		if (g->mem[i].pid && pid_alive(g->mem[i].pid))
+		if (g->mem[i].pid && gsd_pid_alive(g->mem[i].pid))
 			continue;
 		g->mem[i].pid = me;
 		g->mem[i].bytes = 0;
@@ -1177,7 +1208,7 @@ static CUresult phys_take(int phys, size_t n)
 
 	mem_lock(g);
 	sl = mem_slot(phys, g);
-	if (sl && n <= D.mem_total && mem_used(g) <= D.mem_total - n) {
+	if (sl && n <= D.mem_total && gsd_mem_used(g) <= D.mem_total - n) {
 		sl->bytes += n;
 		r = CUDA_SUCCESS;
 	} else {
@@ -1345,7 +1376,7 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free_b, size_t *total)
 		return r;
 	g = &D.shm->gpu[phys];
 	mem_lock(g);
-	used = mem_used(g);
+	used = gsd_mem_used(g);
 	pthread_mutex_unlock(&g->mem_lock);
 	*total = D.mem_total;
 	*free_b = used < D.mem_total ? D.mem_total - used : 0;
@@ -1802,6 +1833,26 @@ EXPORT uint64_t gs_double_starved_wakes(void)
 	return atomic_load(&D.starved_wakes);
 }
 
+EXPORT uint64_t gs_double_others_queued_us(void)
+{
+	CUcontext c = current();
+	struct gsd_gpu *g;
+	int32_t me = (int32_t)getpid();
+	uint64_t t = now_ns(), sum = 0;
+
+	if (!c || !D.shm)
+		return 0;
+	g = &D.shm->gpu[c->phys];
+	for (int i = 0; i < GSD_QUEUE_SLOTS; i++) {
+		int32_t pid = __atomic_load_n(&g->queue[i].pid, __ATOMIC_SEQ_CST);
+		uint64_t until = __atomic_load_n(&g->queue[i].until, __ATOMIC_SEQ_CST);
+
+		if (pid && pid != me && until > t && gsd_pid_alive(pid))
+			sum += until - t;
+	}
+	return sum / 1000;
+}
+
 EXPORT uint64_t gs_double_queued_max(void)
 {
 	return atomic_exchange(&D.queued_max, 0);
@@ -1833,6 +1884,7 @@ static void atfork_child(void)
 	atomic_store(&D.queued_max, 0);
 	pthread_mutex_init(&D.run_lock, NULL);
 	memset(D.mine, 0, sizeof(D.mine));
+	memset(D.queue_slot, 0, sizeof(D.queue_slot));
 	for (int i = 0; i < GSD_MAX_GPUS; i++) {
 		CUcontext c = D.primary[i];
 
@@ -1843,6 +1895,7 @@ static void atfork_child(void)
 		c->head = c->tail = NULL;	/* leaked: the parent's */
 		c->completed = c->submitted;
 		c->kernels = 0;
+		c->queue_end = 0;
 		c->worker = false;
 	}
 	for (int i = 0; i < depth; i++) {
@@ -1855,6 +1908,7 @@ static void atfork_child(void)
 		c->head = c->tail = NULL;
 		c->completed = c->submitted;
 		c->kernels = 0;
+		c->queue_end = 0;
 		c->worker = false;
 	}
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -25,6 +26,19 @@ struct gsd_mem_slot {
 	int32_t pid;		/* 0: free */
 	int32_t pad;
 	uint64_t bytes;
+};
+
+/*
+ * When a process's kernels queued on a modelled GPU end, on its timeline
+ * (each kernel starts when it is queued or when the one before ends). A
+ * process claims a slot with its first kernel there; a slot whose pid has
+ * exited may be claimed again.
+ */
+#define GSD_QUEUE_SLOTS	32
+struct gsd_queue_slot {
+	int32_t pid;		/* 0: free */
+	int32_t pad;
+	uint64_t until;		/* CLOCK_MONOTONIC ns */
 };
 
 /* One modelled GPU in the shared file named by $GS_DOUBLE_SHM. */
@@ -49,6 +63,7 @@ struct gsd_gpu {
 	uint64_t mem_refused;	/* allocations refused for lack of memory */
 	uint64_t kernels_running;	/* kernels running now, all processes (one
 				 * killed mid-kernel is never taken off) */
+	struct gsd_queue_slot queue[GSD_QUEUE_SLOTS];
 };
 
 struct gsd_shm {
@@ -96,6 +111,18 @@ typedef uint64_t (*gsd_queued_max_fn)(void);
  */
 typedef uint64_t (*gsd_starved_wakes_fn)(void);
 #define GSD_STARVED_WAKES_SYM "gs_double_starved_wakes"
+/* The work other processes have queued or running on the current
+ * context's GPU, in microseconds: on a GPU that runs one process's work at
+ * a time, what a kernel launched now would wait for.
+ */
+typedef uint64_t (*gsd_others_queued_us_fn)(void);
+#define GSD_OTHERS_QUEUED_US_SYM "gs_double_others_queued_us"
+
+/* Whether the process of @pid (not 0) is alive, another user's too. */
+static inline bool gsd_pid_alive(int32_t pid)
+{
+	return !kill(pid, 0) || errno == EPERM;
+}
 
 /* Bytes held on @g by processes alive now (read without its lock). */
 static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)
@@ -105,7 +132,7 @@ static inline uint64_t gsd_mem_used(const struct gsd_gpu *g)
 	for (int i = 0; i < GSD_MEM_SLOTS; i++) {
 		int32_t pid = __atomic_load_n(&g->mem[i].pid, __ATOMIC_RELAXED);
 
-		if (pid && (!kill(pid, 0) || errno == EPERM))
+		if (pid && gsd_pid_alive(pid))
 			sum += __atomic_load_n(&g->mem[i].bytes, __ATOMIC_RELAXED);
 	}
 	return sum;

@@ -135,6 +135,7 @@ static gsd_spin_syncs_fn spin_syncs;
 static gsd_late_gaps_fn late_gaps;
 static gsd_queued_max_fn queued_max;
 static gsd_starved_wakes_fn starved_wakes;
+static gsd_others_queued_us_fn others_queued_us;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -156,6 +157,11 @@ static atomic_ullong stalled_requests;
 static uint64_t lat_us[MAX_LAT];
 static unsigned int nr_lat;
 static uint64_t lat_max, lat_max_tick;	/* the slowest, and when it was due */
+/* ... and the other processes' work queued or running at each request's
+ * launch (the double's gs_double_others_queued_us())
+ */
+static uint64_t ahead_us[MAX_LAT];
+static unsigned int nr_ahead;
 
 static uint64_t mono_ns(void)
 {
@@ -267,6 +273,7 @@ static void resolve(void)
 	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
 	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
 	starved_wakes = (gsd_starved_wakes_fn)sym(h, GSD_STARVED_WAKES_SYM);
+	others_queued_us = (gsd_others_queued_us_fn)sym(h, GSD_OTHERS_QUEUED_US_SYM);
 }
 
 /*
@@ -366,6 +373,8 @@ static void *run_thread(void *arg)
 			if (n && tick >= t_end)
 				break;
 			sleep_until(CLOCK_MONOTONIC, tick);
+			if (id == 0 && nr_ahead < MAX_LAT)
+				ahead_us[nr_ahead++] = others_queued_us();
 		}
 		r = launch_one(n++, s);
 		/* A request of several kernels, with the CPU's work between
@@ -769,6 +778,13 @@ int main(int argc, char **argv)
 		       (unsigned long long)lat_us[nr_lat * 99 / 100],
 		       (unsigned long long)lat_us[nr_lat - 1],
 		       (double)(lat_max_tick - t_start) / 1e9);
+	}
+	if (nr_ahead) {
+		qsort(ahead_us, nr_ahead, sizeof(ahead_us[0]), cmp_u64);
+		printf("ahead_p50_us=%llu ahead_p90_us=%llu ahead_max_us=%llu\n",
+		       (unsigned long long)ahead_us[nr_ahead / 2],
+		       (unsigned long long)ahead_us[nr_ahead * 9 / 10],
+		       (unsigned long long)ahead_us[nr_ahead - 1]);
 	}
 	fflush(stdout);
 	return atomic_load(&errors) ? 1 : 0;

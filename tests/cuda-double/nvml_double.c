@@ -199,7 +199,7 @@ static nvmlReturn_t procs(nvmlDevice_t d, unsigned int *count,
 		const struct gsd_mem_slot *sl = &shm->gpu[d->index].mem[i];
 		int32_t pid = __atomic_load_n(&sl->pid, __ATOMIC_RELAXED);
 
-		if (!pid || (kill(pid, 0) && errno != EPERM))
+		if (!pid || !gsd_pid_alive(pid))
 			continue;
 		found[n++] = (nvmlProcessInfo_t){
 			.pid = (unsigned int)pid,

@@ -11,11 +11,11 @@
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 # A request mostly finds a long kernel running (the GPU spends most of its
-# time in them) and waits for the rest of it, half of one at the median:
-# never for a queue of them. Bounds: one long kernel for the medians of the
-# yield answer and of the probe's wait, and one long kernel and the
-# latency queue bound (the service's latency_queue_us, 300 us) for nine
-# answers in ten.
+# time in them) and waits for the rest of it: never for a queue of them.
+# Bounds: one long kernel for the median of the yield answer, and one long
+# kernel and the latency queue bound (the service's latency_queue_us,
+# 300 us) for nine yield answers in ten and for what nine requests in ten
+# find queued ahead of them.
 secs=4
 [ "$GS_TEST_SCALE" = 1 ] || secs=12
 short=$(us 20)
@@ -31,19 +31,20 @@ run_busy() {	# run_busy SHORT_US [VAR=VALUE...]: seven of SHORT_US, one long
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,handover_us=$(us 600),spin_us=$(us 200)" \
 		GPUSCHED_DEBUG=stats "$@"
 	share=$(value share "$T/busy.out")
-	p50=$(value latency_p50_us "$T/probe.out")
+	ahead=$(value ahead_p50_us "$T/probe.out")
+	ahead90=$(value ahead_p90_us "$T/probe.out")
 	answer=$(stat_p50 yield_answer "$T/busy.err")
 	answer90=$(stat_pct yield_answer 90 "$T/busy.err")
 	timed=$(value timed "$T/busy.err")
 	est=$(sed -n 's/.*us_per_launch=\([0-9.]*\) us_dev=\([0-9.]*\).*/\1 us, deviation \2 us/p' "$T/busy.err" | head -1)
-	echo "# $rb_short us kernels and every 8th $long us $*: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(tail -1 "$T/probe.out")"
+	echo "# $rb_short us kernels and every 8th $long us $*: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(grep latency_p50 "$T/probe.out"), found ${ahead:-?} us queued ahead (median), ${ahead90:-?} us (nine in ten)"
 }
 
 # The reference: every kernel as long as the mix's mean.
 long_saved=$long
 long=$mean
 run_busy "$mean"
-ref_share=$share ref_p50=$p50
+ref_share=$share
 long=$long_saved
 run_busy "$short"
 show busy
@@ -52,10 +53,14 @@ check "beside kernels that vary, the busy process answers a yield within one lon
 check "nine in ten within one and the latency queue bound (${answer90:-?} us)" \
 	[ "${answer90:-999999}" -le $((long + $(us 300))) ]
 check "with the kernels timed on the GPU (${timed:-0})" [ "${timed:-0}" -gt 0 ]
-# Most of the GPU's time goes to the long kernels: a request mostly finds
-# one running and waits for the rest of it, never for a queue of them.
-check "the probe's median is under one long kernel (${p50:-?} us; ${ref_p50:-?} us beside kernels of one length)" \
-	[ "${p50:-999999}" -le "$long" ]
+# Most of the GPU's time goes to the long kernels: a request finds at most
+# one of them, and the latency queue bound, queued ahead of it, never a
+# queue of them (with the mix's mean for every kernel, two long ones nine
+# times in ten). What a request finds is the double's count at its launch:
+# the busy process's kernels not yet run on the modelled GPU's timeline,
+# not the probe's own wait, which a slow host stretches.
+check "nine in ten of the probe's requests find at most one long kernel and the latency queue bound queued ahead (${ahead90:-?} us; ${ahead:-?} us at the median)" \
+	[ "${ahead90:-999999}" -le $((long + $(us 300))) ]
 # Its queue bounded by the kernels it holds, not by their mean, the busy
 # process keeps most of what it keeps beside kernels of one length: no
 # kernel is held back for a request (that idles the GPU below what the
