@@ -79,6 +79,8 @@ static void client_snap(const struct arb_client *c, uint64_t now,
 	r->mem_reserved = pc->mem.reserved;
 	r->mem_limit = gs_mem_limit(&c->dev->pol, pc);
 	r->mem_refused = pc->mem.refused;
+	r->gpu_ns = pc->gpu_ns;
+	r->has_gpu_ns = true;
 }
 
 static void gpu_wire(const struct gs_gpu_rec *r, struct gpusched_ctl_gpu *w)
@@ -121,6 +123,7 @@ static void client_wire(const struct gs_client_rec *r,
 	w->mem_reserved = r->mem_reserved;
 	w->mem_limit = r->mem_limit;
 	w->mem_refused = r->mem_refused;
+	w->gpu_ns = r->gpu_ns;
 }
 
 /* The metrics page's records: the module's, from the arbiter's state. */

@@ -477,6 +477,9 @@ static int parse_client(struct nlmsghdr *nlh, struct gs_client_rec *c)
 	get_u64(tb, GPUSCHED_A_CLIENT_MEM_RESERVED, &c->mem_reserved);
 	get_u64(tb, GPUSCHED_A_CLIENT_MEM_LIMIT, &c->mem_limit);
 	get_u64(tb, GPUSCHED_A_CLIENT_MEM_REFUSED, &c->mem_refused);
+	c->has_gpu_ns = tb[GPUSCHED_A_CLIENT_GPU_NS] &&
+			nla_len(tb[GPUSCHED_A_CLIENT_GPU_NS]) >= 8;
+	get_u64(tb, GPUSCHED_A_CLIENT_GPU_NS, &c->gpu_ns);
 	return 0;
 }
 

@@ -37,6 +37,13 @@ struct gs_client_rec {
 	uint64_t held_ns, grants, wait_ns_total, wait_ns_max;
 	uint64_t overruns, yields;
 	/*
+	 * GPU time the client reported, all grants (held_ns charges the
+	 * larger of it and the time held, per grant); has_gpu_ns: the
+	 * service reports it (a module older than 2026-12-03 does not).
+	 */
+	uint64_t gpu_ns;
+	bool has_gpu_ns;
+	/*
 	 * GPUSCHED_PARAM_* whose value the policy set, and those the client
 	 * lowered itself since; has_marks: the module reports them (one
 	 * older than 2026-11-30 does not).

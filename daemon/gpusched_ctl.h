@@ -197,7 +197,11 @@ struct gpusched_ctl_client {
 	__u64 mem_reserved;
 	__u64 mem_limit;		/* effective; 0: none */
 	__u64 mem_refused;
-	__u64 reserved[2];
+	/* GPU time the client reported, all grants (GPUSCHED_A_CLIENT_GPU_NS);
+	 * reserved, so 0, in arbiters older than 2026-12-03
+	 */
+	__u64 gpu_ns;
+	__u64 reserved[1];
 };
 
 #endif /* _GPUSCHED_CTL_H */

@@ -492,6 +492,12 @@ static const struct col client_mem_cols[] = {
 	     mem_refused, V_U64),
 };
 
+/* Only for clients whose service reports their GPU time (has_gpu_ns). */
+static const struct col client_gpu_cols[] = {
+	CCOL("gpusched_client_gpu_seconds_total", "counter",
+	     "GPU time the client's library reported for its grants.", gpu_ns, V_NS),
+};
+
 static const struct col client_cols[] = {
 	CCOL("gpusched_client_weight", "gauge", "The client's weight (1..10000).",
 	     weight, V_U32),
@@ -558,9 +564,43 @@ static void format_gpus(FILE *f, const struct gs_metrics_data *d)
 	}
 }
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool gpu_reported(const struct gs_client_rec *r)
+{
+	return r->has_gpu_ns;
+}
+
+static bool mem_reported(const struct gs_client_rec *r)
+{
+	return r->has_mem;
+}
+
+/*
+ * The @n metrics of @cols, one line per client for which @has (NULL: every
+ * client) says the service reports them.
+ */
+static void put_client_cols(FILE *f, const struct gs_metrics_data *d,
+			    const struct col *cols, size_t n,
+			    bool (*has)(const struct gs_client_rec *r))
+{
+	for (size_t c = 0; c < n; c++) {
+		head(f, cols[c].name, cols[c].type, cols[c].help);
+		for (size_t i = 0; i < d->nr_clients; i++) {
+			const struct gs_client_rec *r = &d->clients[i];
+
+			if (has && !has(r))
+				continue;
+			fputs(cols[c].name, f);
+			client_labels(f, r);
+			put_val(f, r, &cols[c]);
+		}
+	}
+}
+
 static void format_clients(FILE *f, const struct gs_metrics_data *d)
 {
-	size_t i, c;
+	size_t i;
 
 	head(f, "gpusched_client_info", "gauge",
 	     "A client of a GPU token, with its class and state.");
@@ -574,26 +614,11 @@ static void format_clients(FILE *f, const struct gs_metrics_data *d)
 			r->uid, r->gid, gs_class_name(r->class),
 			gs_state_name(r->state));
 	}
-	for (c = 0; c < sizeof(client_cols) / sizeof(client_cols[0]); c++) {
-		head(f, client_cols[c].name, client_cols[c].type,
-		     client_cols[c].help);
-		for (i = 0; i < d->nr_clients; i++) {
-			fputs(client_cols[c].name, f);
-			client_labels(f, &d->clients[i]);
-			put_val(f, &d->clients[i], &client_cols[c]);
-		}
-	}
-	for (c = 0; c < sizeof(client_mem_cols) / sizeof(client_mem_cols[0]); c++) {
-		head(f, client_mem_cols[c].name, client_mem_cols[c].type,
-		     client_mem_cols[c].help);
-		for (i = 0; i < d->nr_clients; i++) {
-			if (!d->clients[i].has_mem)
-				continue;
-			fputs(client_mem_cols[c].name, f);
-			client_labels(f, &d->clients[i]);
-			put_val(f, &d->clients[i], &client_mem_cols[c]);
-		}
-	}
+	put_client_cols(f, d, client_cols, ARRAY_LEN(client_cols), NULL);
+	put_client_cols(f, d, client_gpu_cols, ARRAY_LEN(client_gpu_cols),
+			gpu_reported);
+	put_client_cols(f, d, client_mem_cols, ARRAY_LEN(client_mem_cols),
+			mem_reported);
 	/* Only where NVML told (nvml.h): no NVML, no metric. */
 	for (i = 0; i < d->nr_clients && !d->clients[i].has_mem_ctx; i++)
 		;

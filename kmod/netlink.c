@@ -261,6 +261,8 @@ static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_MEM_REFUSED,
 			      s->mem_refused, GPUSCHED_A_CLIENT_PAD) ||
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_MEM_TOTAL, s->mem_total,
+			      GPUSCHED_A_CLIENT_PAD) ||
+	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_GPU_NS, s->gpu_ns,
 			      GPUSCHED_A_CLIENT_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
@@ -533,7 +535,7 @@ static struct genl_family gs_family __ro_after_init = {
 static size_t gs_client_msg_size(void)
 {
 	return nla_total_size(sizeof(u32)) * 10 +	/* u32 attributes */
-	       nla_total_size_64bit(sizeof(u64)) * 12 +	/* u64 attributes */
+	       nla_total_size_64bit(sizeof(u64)) * 13 +	/* u64 attributes */
 	       nla_total_size(TASK_COMM_LEN);		/* comm */
 }
 

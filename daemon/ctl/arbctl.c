@@ -228,6 +228,8 @@ static void conv_client(const void *wire, void *rec)
 	r->mem_reserved = w.mem_reserved;
 	r->mem_limit = w.mem_limit;
 	r->mem_refused = w.mem_refused;
+	r->gpu_ns = w.gpu_ns;
+	r->has_gpu_ns = true;
 }
 
 int gs_arb_get_gpus(struct gs_arb *a, struct gs_gpu_rec **gpus, size_t *n)

@@ -71,6 +71,8 @@ struct row {
 	uint64_t dheld;		/* held time in the interval */
 	double share;		/* of the GPU's held time in the interval, % */
 	double busy;		/* of wall time, % */
+	uint64_t dgpu;		/* GPU time reported in the interval */
+	double gpu;		/* of wall time, %; c.has_gpu_ns only */
 };
 
 int cmp_row_gpu_id(const void *a, const void *b);

@@ -38,9 +38,23 @@ int cmp_row_share(const void *a, const void *b)
 	return cmp_row_gpu_id(a, b);
 }
 
+/* @cur less *@old, from zero where @old is NULL or larger. */
+static uint64_t since(uint64_t cur, const uint64_t *old)
+{
+	return cur - (old && *old <= cur ? *old : 0);
+}
+
+/* @part of @dt ns, in percent, at most 100. */
+static double pct_of(uint64_t part, uint64_t dt)
+{
+	double v = dt ? 100.0 * part / dt : 0;
+
+	return v > 100 ? 100 : v;
+}
+
 /*
- * Rows for @cur, with what each held since @prev (sorted by id), @dt ns
- * before. A client that attached in between counts from zero.
+ * Rows for @cur, with what each held and reported since @prev (sorted by
+ * id), @dt ns before. A client that attached in between counts from zero.
  */
 struct row *make_rows(const struct gs_client_rec *prev, size_t nprev,
 			     const struct gs_client_rec *cur, size_t n,
@@ -57,8 +71,8 @@ struct row *make_rows(const struct gs_client_rec *prev, size_t nprev,
 
 		rows[i].c = cur[i];
 		rows[i].sampled = prev != NULL;
-		rows[i].dheld = cur[i].held_ns - (p && p->held_ns <= cur[i].held_ns ?
-						  p->held_ns : 0);
+		rows[i].dheld = since(cur[i].held_ns, p ? &p->held_ns : NULL);
+		rows[i].dgpu = since(cur[i].gpu_ns, p ? &p->gpu_ns : NULL);
 	}
 	for (i = 0; prev && i < n; i++) {
 		uint64_t total = 0;
@@ -67,9 +81,8 @@ struct row *make_rows(const struct gs_client_rec *prev, size_t nprev,
 			if (rows[j].c.gpu == rows[i].c.gpu)
 				total += rows[j].dheld;
 		rows[i].share = total ? 100.0 * rows[i].dheld / total : 0;
-		rows[i].busy = dt ? 100.0 * rows[i].dheld / dt : 0;
-		if (rows[i].busy > 100)
-			rows[i].busy = 100;
+		rows[i].busy = pct_of(rows[i].dheld, dt);
+		rows[i].gpu = pct_of(rows[i].dgpu, dt);
 	}
 	return rows;
 }
@@ -115,6 +128,10 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 		       (unsigned long long)c->wait_ns_total,
 		       (unsigned long long)c->wait_ns_max,
 		       (unsigned long long)c->overruns, (unsigned long long)c->yields);
+		if (c->has_gpu_ns)
+			printf(",\"gpu_ns\":%llu", (unsigned long long)c->gpu_ns);
+		else
+			printf(",\"gpu_ns\":null");
 		print_mem_json(c);
 		printf(",\"label\":");
 		if (client_label(c, label, sizeof(label)))
@@ -122,11 +139,16 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 		else
 			printf("null");
 		if (rows[i].sampled)
-			printf(",\"interval_held_ns\":%llu,\"share_pct\":%.2f,\"busy_pct\":%.2f}",
+			printf(",\"interval_held_ns\":%llu,\"share_pct\":%.2f,\"busy_pct\":%.2f",
 			       (unsigned long long)rows[i].dheld, rows[i].share,
 			       rows[i].busy);
 		else
-			printf(",\"interval_held_ns\":null,\"share_pct\":null,\"busy_pct\":null}");
+			printf(",\"interval_held_ns\":null,\"share_pct\":null,\"busy_pct\":null");
+		if (rows[i].sampled && c->has_gpu_ns)
+			printf(",\"interval_gpu_ns\":%llu,\"gpu_pct\":%.2f}",
+			       (unsigned long long)rows[i].dgpu, rows[i].gpu);
+		else
+			printf(",\"interval_gpu_ns\":null,\"gpu_pct\":null}");
 	}
 	printf("]}\n");
 }
@@ -140,9 +162,9 @@ void print_rows(const struct row *rows, size_t n, size_t max_rows)
 	/* The context memory column only where NVML told (nvml.h). */
 	for (i = 0; i < n && i < max_rows; i++)
 		ctx |= rows[i].c.has_mem_ctx;
-	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %8s %8s %17s%s\n",
+	printf("%-4s %-8s %-6s %-10s %-16s %-8s %6s %4s %-8s %6s %6s %6s %8s %8s %17s%s\n",
 	       "GPU", "PID", "ID", "USER", "COMM", "CLASS", "WEIGHT", "CAP",
-	       "STATE", "SHARE", "BUSY", "WAITMAX", "OVERRUNS", "MEM USED/LIMIT",
+	       "STATE", "SHARE", "BUSY", "ONGPU", "WAITMAX", "OVERRUNS", "MEM USED/LIMIT",
 	       ctx ? "  MEM CTX" : "");
 	for (i = 0; i < n && i < max_rows; i++) {
 		const struct gs_client_rec *c = &rows[i].c;
@@ -160,6 +182,10 @@ void print_rows(const struct row *rows, size_t n, size_t max_rows)
 			printf("%5.1f%% %5.1f%% ", rows[i].share, rows[i].busy);
 		else
 			printf("%6s %6s ", "-", "-");
+		if (rows[i].sampled && c->has_gpu_ns)
+			printf("%5.1f%% ", rows[i].gpu);
+		else
+			printf("%6s ", "-");
 		if (c->has_mem) {
 			mem_text(c->mem_reserved, used);
 			if (c->mem_limit)

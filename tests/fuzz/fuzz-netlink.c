@@ -162,6 +162,7 @@ static int attr_size(bool gpu, unsigned int type)
 	case GPUSCHED_A_CLIENT_MEM_LIMIT:
 	case GPUSCHED_A_CLIENT_MEM_REFUSED:
 	case GPUSCHED_A_CLIENT_MEM_TOTAL:
+	case GPUSCHED_A_CLIENT_GPU_NS:
 		return 8;
 	case GPUSCHED_A_CLIENT_PAD:
 		return -1;

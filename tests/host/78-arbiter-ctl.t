@@ -65,6 +65,8 @@ for w in 100 200 400; do
 	want=$(awk -v w=$w 'BEGIN { printf "%.1f", 100 * w / 700 }')
 	check "weight $w: share ${sh:-none}% within 5 points of $want%" within "${sh:-0}" "$want" 5
 done
+check "gpuschedctl clients: each client's time on the GPU in the interval (ONGPU)" \
+	test "$(awk '$5 == "gs-cuda-client" && $12 ~ /^[0-9.]+%$/' "$T/clients.out" | wc -l)" = 3
 
 ctl --json clients -i 1 >"$T/clients.json" 2>&1
 check "clients --json parses" parses "$T/clients.json"
@@ -75,6 +77,16 @@ w = sum(x["weight"] for x in c)
 bad = [x for x in c if abs(x["share_pct"] - 100.0 * x["weight"] / w) > 5]
 print("# " + ", ".join("weight %d: %.1f%%" % (x["weight"], x["share_pct"]) for x in c))
 sys.exit(len(c) != 3 or bool(bad))
+PY
+# The GPU time each client's library reported (timed on the double's
+# clock): never more than it was charged, the larger of the two per grant.
+check "clients --json: each client's GPU time, above zero and at most the time charged" python3 - "$T/clients.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["clients"]
+print("# " + ", ".join("weight %d: %.3f s on the GPU of %.3f s charged, %s%% in the interval"
+                       % (x["weight"], x["gpu_ns"] / 1e9, x["held_ns"] / 1e9, x["gpu_pct"]) for x in c))
+sys.exit(len(c) != 3 or any(not 0 < x["gpu_ns"] <= x["held_ns"] or x["gpu_pct"] is None
+                            for x in c))
 PY
 check "clients --json: each client's label from its environment" python3 - "$T/clients.json" <<'PY'
 import json, sys
@@ -113,6 +125,13 @@ held = [float(v) for v in re.findall(r'^gpusched_client_held_seconds_total\{.*\}
 grants = [int(v) for v in re.findall(r'^gpusched_client_grants_total\{.*\} (\S+)$', t, re.M)]
 print("# held %s s, grants %s" % (held, grants))
 sys.exit(len(held) != 3 or min(held) <= 0.1 or min(grants) < 5)
+PY
+check "metrics: GPU time reported for every client" python3 - "$T/metrics.out" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+gpu = [float(v) for v in re.findall(r'^gpusched_client_gpu_seconds_total\{.*\} (\S+)$', t, re.M)]
+print("# GPU time %s s" % gpu)
+sys.exit(len(gpu) != 3 or min(gpu) <= 0)
 PY
 check "metrics: the GPU's totals and knobs" sh -c "
 	grep -q '^gpusched_gpu_clients{gpu=\"0\"} 3$' '$T/metrics.out' &&

@@ -149,6 +149,14 @@ static inline int gs_release(int fd)
 	return gs_ioctl(fd, GPUSCHED_IOC_RELEASE, &r);
 }
 
+/* RELEASE with a report of @gpu_ns of GPU time (GPUSCHED_FEAT_GPU_TIME). */
+static inline int gs_release_gpu(int fd, __u64 gpu_ns)
+{
+	struct gpusched_release r = { .gpu_ns = gpu_ns };
+
+	return gs_ioctl(fd, GPUSCHED_IOC_RELEASE, &r);
+}
+
 static inline int gs_set_weight(int fd, __u32 weight)
 {
 	struct gpusched_params p = {

@@ -59,13 +59,6 @@ static int acquire_ex(int fd, bool yield, __u32 flags, __u64 timeout_ns,
 			&a);
 }
 
-static int release_ex(int fd, __u64 gpu_ns)
-{
-	struct gpusched_release r = { .gpu_ns = gpu_ns };
-
-	return gs_ioctl(fd, GPUSCHED_IOC_RELEASE, &r);
-}
-
 /* ---- bug 1 ---------------------------------------------------------- */
 
 struct two {
@@ -495,12 +488,12 @@ TEST_F(hardening, gpu_time_charged)
 	EXPECT_TRUE(ci.features & GPUSCHED_FEAT_GPU_TIME);
 	ASSERT_EQ(0, gs_acquire(self->f, 0, 0));
 	/* Held a moment; its 50 ms of work runs on after the release. */
-	ASSERT_EQ(0, release_ex(self->f, 50 * MS));
+	ASSERT_EQ(0, gs_release_gpu(self->f, 50 * MS));
 	ASSERT_EQ(0, gs_info(self->f, &ci));
 	EXPECT_EQ(50 * MS, ci.gpu_ns);
 	EXPECT_EQ(50 * MS, ci.held_ns);
 	/* More, after the release: the same grant; EPERM, taken. */
-	EXPECT_EQ(-EPERM, release_ex(self->f, 10 * MS));
+	EXPECT_EQ(-EPERM, gs_release_gpu(self->f, 10 * MS));
 	ASSERT_EQ(0, gs_info(self->f, &ci));
 	EXPECT_EQ(60 * MS, ci.gpu_ns);
 	EXPECT_EQ(60 * MS, ci.held_ns);

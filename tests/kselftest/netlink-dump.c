@@ -6,12 +6,15 @@
  * right only if a GPU's list is in increasing id order: ids must be
  * given at attach, in list order, not at open.
  *
+ * A client's GPU time, as it reported it, is listed with it.
+ *
  * Raw generic netlink (tests/fuzz/fuzz-nl.h), so that it links statically.
  */
 #include "gs_test.h"
 #include "../fuzz/fuzz-nl.h"
 
 #define NR_CLIENTS	400	/* a few dump messages' worth */
+#define MS		1000000ull	/* ns */
 
 /* Each client listed must have an id: count them. */
 static int count_client(const struct nlattr *const *tb, unsigned int datagram,
@@ -111,6 +114,56 @@ TEST_F(dump, clients_attached_in_order_are_all_listed)
 				  &messages));
 	EXPECT_LT(1, messages);
 	EXPECT_EQ(NR_CLIENTS, total);
+}
+
+/* The times listed for the client of process @pid (one only). */
+struct times {
+	__u32 pid;
+	int found;
+	__u64 held_ns, gpu_ns;
+};
+
+static int client_times(const struct nlattr *const *tb, unsigned int datagram,
+			void *arg)
+{
+	struct times *t = arg;
+
+	if (!tb[GPUSCHED_A_CLIENT_PID] ||
+	    gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]) != t->pid)
+		return 0;
+	if (!tb[GPUSCHED_A_CLIENT_HELD_NS] || !tb[GPUSCHED_A_CLIENT_GPU_NS])
+		return -EBADMSG;
+	t->found++;
+	t->held_ns = gs_nla_u64(tb[GPUSCHED_A_CLIENT_HELD_NS]);
+	t->gpu_ns = gs_nla_u64(tb[GPUSCHED_A_CLIENT_GPU_NS]);
+	return 0;
+}
+
+/*
+ * A grant held a moment whose 50 ms of work ran on after the release: the
+ * dump lists the GPU time reported, and the time charged, the larger.
+ */
+TEST_F(dump, gpu_time_listed)
+{
+	struct times t = { .pid = (__u32)getpid() };
+	struct gpusched_client_info ci;
+
+	self->fds[0] = gs_open_attached(GS_GPU_NL_DUMP);
+	ASSERT_LE(0, self->fds[0]);
+	ASSERT_EQ(0, gs_info(self->fds[0], &ci));
+	ASSERT_LE(0, gs_nl_client_dump(self->nl, self->family, ci.gpu_index,
+				       5000, client_times, &t));
+	ASSERT_EQ(1, t.found);
+	EXPECT_EQ(0, t.gpu_ns);
+
+	ASSERT_EQ(0, gs_acquire(self->fds[0], 0, 0));
+	ASSERT_EQ(0, gs_release_gpu(self->fds[0], 50 * MS));
+	t.found = 0;
+	ASSERT_LE(0, gs_nl_client_dump(self->nl, self->family, ci.gpu_index,
+				       5000, client_times, &t));
+	ASSERT_EQ(1, t.found);
+	EXPECT_EQ(50 * MS, t.gpu_ns);
+	EXPECT_EQ(50 * MS, t.held_ns);
 }
 
 TEST_HARNESS_MAIN

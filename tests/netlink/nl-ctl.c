@@ -197,20 +197,25 @@ TEST_F(ctl, json_parses_and_shares_match_weights)
 	ASSERT_EQ(0, python_json(out,
 		"assert abs(d['interval_s'] - " INTERVAL ") < 1, d['interval_s']\n"
 		"for c in d['clients']:\n"
-		"    print(c['pid'], c['weight'], c['share_pct'], c['busy_pct'], c['class'], c['state'])",
+		"    print(c['pid'], c['weight'], c['share_pct'], c['busy_pct'], c['gpu_ns'], c['class'], c['state'])",
 		res, sizeof(res))) TH_LOG("python could not read: %s", out);
 	for (line = strtok_r(res, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		long pid;
 		unsigned int weight;
+		unsigned long long gpu_ns;
 		double share, busy;
 		int i;
 
-		if (sscanf(line, "%ld %u %lf %lf", &pid, &weight, &share, &busy) != 4)
+		/* gpu_ns: the module's, a number (null: not reported). */
+		if (sscanf(line, "%ld %u %lf %lf %llu", &pid, &weight, &share,
+			   &busy, &gpu_ns) != 5)
 			continue;
 		i = which(self, pid);
 		if (i < 0)
 			continue;
 		EXPECT_EQ(weights[i], weight);
+		/* They yield without reporting GPU time. */
+		EXPECT_EQ(0, gpu_ns);
 		check_share(_metadata, "json", i, share);
 		seen++;
 	}

@@ -37,6 +37,7 @@ static const struct gs_client_rec clients[] = {
 	{ .gpu = 0, .id = 5, .pid = 42, .comm = "py\"th\\on\n", .uid = 1000,
 	  .weight = 300, .class = GPUSCHED_CLASS_LATENCY, .cap_pct = 25,
 	  .state = GPUSCHED_STATE_HOLDING, .held_ns = 1000000000, .grants = 4,
+	  .has_gpu_ns = true, .gpu_ns = 750000000,
 	  .has_mem = true, .mem_total = 80ULL << 30, .mem_reserved = 3ULL << 30,
 	  .mem_limit = 20ULL << 30, .mem_refused = 2 },
 	{ .gpu = 0, .id = 6, .pid = 43, .comm = "train", .uid = 1001,
@@ -118,6 +119,8 @@ static void test_format(void)
 		"gpusched_client_cap_ratio{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 0.25\n",
 		"gpusched_client_wait_max_seconds{gpu=\"0\",id=\"6\",pid=\"43\",comm=\"train\",uid=\"1001\"} 0.001500000\n",
 		"gpusched_client_overruns_total{gpu=\"0\",id=\"6\",pid=\"43\",comm=\"train\",uid=\"1001\"} 1\n",
+		"# TYPE gpusched_client_gpu_seconds_total counter\n",
+		"gpusched_client_gpu_seconds_total{gpu=\"0\",id=\"5\",pid=\"42\",comm=\"py\\\"th\\\\on\\n\",uid=\"1000\"} 0.750000000\n",
 		"gpuschedd_events_total{type=\"overrun\"} 1\n",
 		"gpuschedd_rule_matches_total{rule=\"web\"} 3\n",
 		"gpuschedd_rule_matches_total{rule=\"all\\\"x\"} 0\n",
@@ -137,6 +140,9 @@ static void test_format(void)
 	/* A client whose service reports no memory has no memory lines. */
 	CHECK(!strstr(page, "gpusched_client_mem_limit_bytes{gpu=\"0\",id=\"6\""),
 	      "memory of a client without it");
+	/* Nor GPU time where the service reports none. */
+	CHECK(!strstr(page, "gpusched_client_gpu_seconds_total{gpu=\"0\",id=\"6\""),
+	      "GPU time of a client without it");
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		CHECK(strstr(page, want[i]), "missing: %s", want[i]);
 	/* Every line is a comment or "name{labels} value", nothing else. */

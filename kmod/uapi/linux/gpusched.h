@@ -209,7 +209,9 @@
  *	WAIT_NS_TOTAL, WAIT_NS_MAX, OVERRUNS, YIELDS, POLICY_SET,
  *	POLICY_LOWERED, MEM_RESERVED, MEM_LIMIT (the effective limit, 0:
  *	none), MEM_REFUSED (MEM_RESERVEs refused), MEM_TOTAL (the client's
- *	mem_total, 0: unknown). Large dumps span several messages.
+ *	mem_total, 0: unknown), GPU_NS (the GPU time the client reported,
+ *	all grants: see "GPU time"; absent from modules older than
+ *	2026-12-03). Large dumps span several messages.
  *
  *	POLICY_SET and POLICY_LOWERED are masks of GPUSCHED_PARAM_* that say
  *	where the client's values came from, so that a policy daemon that
@@ -529,6 +531,7 @@ enum gpusched_client_attrs {
 	GPUSCHED_A_CLIENT_MEM_REFUSED,	/* u64, MEM_RESERVEs refused */
 	GPUSCHED_A_CLIENT_MEM_TOTAL,	/* u64, bytes; 0: unknown */
 	GPUSCHED_A_CLIENT_MEM_LIMIT_PCT,	/* u32, 1..100; SET_CLIENT only */
+	GPUSCHED_A_CLIENT_GPU_NS,	/* u64, GPU time reported, all grants */
 	__GPUSCHED_A_CLIENT_MAX
 };
 
