@@ -24,7 +24,7 @@ run_probe() {	# run_probe PREDICT
 	qmax=$(value then_queued_max "$T/busy.out")
 	nl=$(value launches "$T/busy.out")
 	p=$(value latency_period_us "$T/busy.err")
-	echo "# latency_predict=$1: busy share $(value share "$T/busy.out"), at most ${qmax:-?} kernels queued, $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(grep latency_p50 "$T/probe.out")"
+	echo "# latency_predict=$1: busy share $(value share "$T/busy.out"), at most ${qmax:-?} kernels queued, $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(probe_figures)"
 }
 
 run_probe 1

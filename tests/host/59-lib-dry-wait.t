@@ -25,7 +25,7 @@ run_probe() {	# run_probe KERNEL_US SPIN_US
 	est=$(value us_per_launch "$T/busy.err")
 	cpu=$(value cpu_ns_per_launch "$T/busy.out")
 	o=$(overlap_max)
-	echo "# $1 us kernels, spin_us=$2: busy share $(value share "$T/busy.out"), dry_yields $dry, launch length $est us, $cpu ns of CPU a launch, at most $o us of the old holder's work left at a start; probe $(tail -1 "$T/probe.out")"
+	echo "# $1 us kernels, spin_us=$2: busy share $(value share "$T/busy.out"), dry_yields $dry, launch length $est us, $cpu ns of CPU a launch, at most $o us of the old holder's work left at a start; probe $(probe_figures)"
 }
 
 # Kernels shorter than the polling time: the holder polls through each.

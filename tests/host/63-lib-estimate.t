@@ -31,7 +31,7 @@ show busy
 est=$(sed -n 's/.*us_per_launch=\([0-9]*\).*/\1/p' "$T/busy.err" | head -1)
 call=$(( $(value cpu_ns_per_launch "$T/busy.out") / 1000 ))
 qmax=$(value then_queued_max "$T/busy.out")
-echo "# $(us 1500) us kernels, then $short us after $at s: busy keeps $(value then_share "$T/busy.out") from then on; probe $(tail -1 "$T/probe.out")"
+echo "# $(us 1500) us kernels, then $short us after $at s: busy keeps $(value then_share "$T/busy.out") from then on; probe $(probe_figures)"
 # The GPU's clock, not the host's: within 5%, however late the waits
 # wake, and one launch call: a launch onto an idle stream is timed from an
 # event recorded just before the call (in a VM a call costs 0.2-0.7 ms of

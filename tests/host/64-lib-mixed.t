@@ -37,7 +37,7 @@ run_busy() {	# run_busy SHORT_US [VAR=VALUE...]: seven of SHORT_US, one long
 	answer90=$(stat_pct yield_answer 90 "$T/busy.err")
 	timed=$(value timed "$T/busy.err")
 	est=$(sed -n 's/.*us_per_launch=\([0-9.]*\) us_dev=\([0-9.]*\).*/\1 us, deviation \2 us/p' "$T/busy.err" | head -1)
-	echo "# $rb_short us kernels and every 8th $long us $*: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(grep latency_p50 "$T/probe.out"), found ${ahead:-?} us queued ahead (median), ${ahead90:-?} us (nine in ten)"
+	echo "# $rb_short us kernels and every 8th $long us $*: busy keeps ${share:-?}, answers a yield in ${answer:-?} us (median), estimate ${est:-?}; probe $(probe_figures)"
 }
 
 # The reference: every kernel as long as the mix's mean.

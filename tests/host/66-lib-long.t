@@ -28,7 +28,7 @@ run_probe() {	# run_probe 0|1
 	nudged=$(value nudged "$T/busy.err")
 	yields=$(value yields "$T/busy.err")
 	acquires=$(value acquires "$T/probe.err")
-	echo "# beside=$1: $kern us kernels beside a probe every $(us 2000) us: estimate ${est:-?} us; probe launched beside ${beside:-?} times, nudged ${nudges:-?} times; the holder ran its queue out ${nudged:-?} times, yielded ${yields:-?} times; $(tail -1 "$T/probe.out")"
+	echo "# beside=$1: $kern us kernels beside a probe every $(us 2000) us: estimate ${est:-?} us; probe launched beside ${beside:-?} times, nudged ${nudges:-?} times; the holder ran its queue out ${nudged:-?} times, yielded ${yields:-?} times; $(probe_figures)"
 }
 
 run_probe 0

@@ -346,4 +346,10 @@ busy_and_probe() {
 	wait_bg busy && wait_bg probe || not_ok "clients failed"
 }
 
+# The probe's figures of the last busy_and_probe, on one line: its waits
+# (latency_*) and what its requests found queued ahead of them (ahead_*).
+probe_figures() {
+	grep -h '^latency_\|^ahead_' "$T/probe.out" | tr '\n' ' '
+}
+
 echo "# backend: $BACKEND"
