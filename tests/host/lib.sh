@@ -132,7 +132,11 @@ client() {
 arbiter_start() {
 	as_log=$1
 	shift
-	as_before=$(grep -c 'listening on' "$as_log" 2>/dev/null)
+	# The log exists before the daemon starts: the background job opens
+	# it in its own time, and a grep that found no file would count
+	# nothing, unlike the 0 before, and end the wait at once.
+	: >>"$as_log"
+	as_before=$(grep -c 'listening on' "$as_log")
 	"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" "$@" 2>>"$as_log" &
 	ARB_PID=$!
 	as_i=0
