@@ -234,9 +234,10 @@
  *	memory attribute); EOPNOTSUPP for an unknown bit, EINVAL for a field
  *	not set.
  *
- * Events (multicast group "events"), with the client's GPU, ID, PID (as in
- * the initial pid namespace), UID, GID (as in the initial user namespace),
- * COMM, CGROUP_ID, MEM_TOTAL, MEM_RESERVED, MEM_LIMIT and MEM_REFUSED:
+ * Events (multicast group "events"), with the attributes of a GET_CLIENT
+ * reply for the client, PID as in the initial pid namespace, UID and GID as
+ * in the initial user namespace (a detach carries the client's totals:
+ * HELD_NS, GPU_NS, the memory it still held):
  *	GPUSCHED_CMD_EV_ATTACH, GPUSCHED_CMD_EV_DETACH, GPUSCHED_CMD_EV_OVERRUN
  *	(the last with OVERRUNS).
  *
