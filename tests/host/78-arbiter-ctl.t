@@ -195,6 +195,13 @@ ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 mine = [e["event"] for e in ev if e["pid"] == int(sys.argv[2])]
 sys.exit(mine != ["attach", "detach"])
 PY
+check "watch: the detach carries the client's GPU time, at most what it was charged" python3 - "$T/watch.out" "$short" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+d = [e for e in ev if e["pid"] == int(sys.argv[2]) and e["event"] == "detach"]
+print("# %s" % ["%d ns on the GPU of %d ns charged" % (e["gpu_ns"], e["held_ns"]) for e in d])
+sys.exit(len(d) != 1 or not 0 < d[0]["gpu_ns"] <= d[0]["held_ns"])
+PY
 
 for w in 100 200 400; do
 	kill -USR1 "$(cat "$T/w$w.pid")"
