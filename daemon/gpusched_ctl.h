@@ -197,7 +197,8 @@ struct gpusched_ctl_client {
 	__u64 mem_reserved;
 	__u64 mem_limit;		/* effective; 0: none */
 	__u64 mem_refused;
-	/* GPU time the client reported, all grants (GPUSCHED_A_CLIENT_GPU_NS);
+	/*
+	 * GPU time the client reported, all grants (GPUSCHED_A_CLIENT_GPU_NS);
 	 * reserved, so 0, in arbiters older than 2026-12-03
 	 */
 	__u64 gpu_ns;

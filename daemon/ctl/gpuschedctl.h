@@ -57,6 +57,8 @@ const char *mem_text(uint64_t v, char buf[GS_MEM_TEXT_LEN]);
  * the service does not report memory.
  */
 void print_mem_json(const struct gs_client_rec *c);
+/* ,"gpu_ns": the GPU time @c reported, or null where not reported. */
+void print_gpu_json(const struct gs_client_rec *c);
 uint64_t now_ns(void);
 int parse_seconds(const char *opt, const char *s, double *out);
 int parse_gpu_opt(const char *s, int64_t *gpu);

@@ -128,10 +128,7 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 		       (unsigned long long)c->wait_ns_total,
 		       (unsigned long long)c->wait_ns_max,
 		       (unsigned long long)c->overruns, (unsigned long long)c->yields);
-		if (c->has_gpu_ns)
-			printf(",\"gpu_ns\":%llu", (unsigned long long)c->gpu_ns);
-		else
-			printf(",\"gpu_ns\":null");
+		print_gpu_json(c);
 		print_mem_json(c);
 		printf(",\"label\":");
 		if (client_label(c, label, sizeof(label)))

@@ -102,6 +102,14 @@ void print_mem_json(const struct gs_client_rec *c)
 		printf(",\"mem_context\":null");
 }
 
+void print_gpu_json(const struct gs_client_rec *c)
+{
+	if (c->has_gpu_ns)
+		printf(",\"gpu_ns\":%llu", (unsigned long long)c->gpu_ns);
+	else
+		printf(",\"gpu_ns\":null");
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -54,10 +54,7 @@ static void print_event(void *arg, enum gs_nl_event_kind kind,
 		       gs_class_name(c->class), c->cap_pct,
 		       (unsigned long long)c->held_ns,
 		       (unsigned long long)c->overruns);
-		if (c->has_gpu_ns)
-			printf(",\"gpu_ns\":%llu", (unsigned long long)c->gpu_ns);
-		else
-			printf(",\"gpu_ns\":null");
+		print_gpu_json(c);
 		/* At a detach: what the client still had reserved when it went. */
 		print_mem_json(c);
 		printf("}\n");
@@ -68,10 +65,12 @@ static void print_event(void *arg, enum gs_nl_event_kind kind,
 		if (kind == GS_NL_EV_OVERRUN)
 			printf(" overruns %llu", (unsigned long long)c->overruns);
 		/* At a detach: what it was charged, and its time on the GPU. */
-		if (kind == GS_NL_EV_DETACH)
+		if (kind == GS_NL_EV_DETACH) {
 			printf(" charged %s", dur(c->held_ns, held, sizeof(held)));
-		if (kind == GS_NL_EV_DETACH && c->has_gpu_ns)
-			printf(", on the GPU %s", dur(c->gpu_ns, gpu, sizeof(gpu)));
+			if (c->has_gpu_ns)
+				printf(", on the GPU %s",
+				       dur(c->gpu_ns, gpu, sizeof(gpu)));
+		}
 		printf("\n");
 	}
 	fflush(stdout);
