@@ -13,6 +13,7 @@
 # summary.txt (what it printed), machine.txt, build.log.
 #
 #   GS_SECONDS  override every scenario's run time
+#   GS_ROUNDS   run each case that many times (--rounds; medians judged)
 #   GS_MODES    a subset of default,mps,gpusched,mps+gpusched
 #   GS_PLOT=1   draw PNGs of the shares over time (needs gnuplot)
 #
@@ -35,6 +36,7 @@ mkdir -p "$OUT"
 	{ echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
 args=()
 [ -n "${GS_SECONDS:-}" ] && args+=(--seconds "$GS_SECONDS")
+[ -n "${GS_ROUNDS:-}" ] && args+=(--rounds "$GS_ROUNDS")
 [ -n "${GS_MODES:-}" ] && args+=(--modes "$GS_MODES")
 [ "${GS_PLOT:-0}" = 1 ] || args+=(--no-plot)
 [ $# -gt 0 ] || set -- --matrix
