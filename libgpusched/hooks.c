@@ -114,7 +114,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 {
 	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	bool ret_held;
+	bool ret_held, timed, lat;
 	int gate;
 
 	l->d = NULL;
@@ -145,7 +145,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		STAT_INC(unscheduled);
 		return CUDA_SUCCESS;
 	}
-	throttle(l->cs, key);
+	timed = throttle(l->cs, key);
 	gate = gate_enter(l->cs->d);
 	ret_held = gate == GATE_HELD;
 	switch (gate) {
@@ -159,11 +159,19 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		l->tracked = true;
 		if (!l->held)
 			STAT_INC(beside);
-		pthread_mutex_lock(&l->cs->lock);
-		if (l->held)
-			lat_held_launch_locked(l->cs);
-		frame_start(l->cs, stream, ptsz, key, &l->fr);
-		pthread_mutex_unlock(&l->cs->lock);
+		/* Under cs->lock only where there is something to do: the
+		 * latency class's look at its own queue, a timed launch's
+		 * frame.
+		 */
+		lat = l->held && is_latency(atomic_load(&l->d->g));
+		if (lat || timed) {
+			pthread_mutex_lock(&l->cs->lock);
+			if (lat)
+				lat_held_launch_locked(l->cs);
+			if (timed)
+				frame_start(l->cs, stream, ptsz, key, &l->fr);
+			pthread_mutex_unlock(&l->cs->lock);
+		}
 		if (l->held)
 			l->t = gs_now_ns();
 		return CUDA_SUCCESS;

@@ -597,9 +597,20 @@ static uint64_t wait_reach(struct gs_ctx *cs, unsigned int slot)
 	return queued_ns(cs) - work_after(cs, slot);
 }
 
-/* Wait while too much of @cs's work may be unfinished for a launch of @key. */
-void throttle(struct gs_ctx *cs, uint64_t key)
+static bool time_this(struct gs_ctx *cs, uint64_t key);
+
+/*
+ * Wait while too much of @cs's work may be unfinished for a launch of @key.
+ * Returns whether that launch is to be timed (time_this(), decided under
+ * the same lock): the caller frames it (frame_start()) only then, so that
+ * most launches take cs->lock twice, not three times. Another thread's
+ * launch in between may make it the one that should have been timed; the
+ * next one is.
+ */
+bool throttle(struct gs_ctx *cs, uint64_t key)
 {
+	bool timed;
+
 	pthread_mutex_lock(&cs->lock);
 	while (cs->nr && queue_full(cs, key)) {
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
@@ -641,7 +652,9 @@ void throttle(struct gs_ctx *cs, uint64_t key)
 			cs->end_ns = cs->est.mean ? now + queued_ns(cs) : 0;
 		}
 	}
+	timed = real.cuEventQuery && time_this(cs, key);
 	pthread_mutex_unlock(&cs->lock);
+	return timed;
 }
 
 /*
@@ -847,7 +860,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	cs->launches++;
 	cs->cum_ns += len;
 	if (cs->end_ns) {
-		uint64_t now = gs_now_ns();
+		uint64_t now = called ? called : gs_now_ns();
 
 		cs->end_ns = (cs->end_ns > now ? cs->end_ns : now) + len;
 	} else if (cs->est.mean && cs->launches - cs->done == 1) {
@@ -857,7 +870,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 * kernel after a grant is polled for too (wait_dry()), and
 		 * a yield during it hands over early (ctx_drain_to()).
 		 */
-		cs->end_ns = gs_now_ns() + len;
+		cs->end_ns = (called ? called : gs_now_ns()) + len;
 	}
 	if (cs->nr + cs->prev_ok < cs->nr_events) {
 		unsigned int last = ring_mod(cs, cs->head + cs->nr +

@@ -436,7 +436,7 @@ GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
-GS_HIDDEN void throttle(struct gs_ctx *cs, uint64_t key);
+GS_HIDDEN bool throttle(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
 			    uint64_t key, struct gs_frame *fr);
 GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
