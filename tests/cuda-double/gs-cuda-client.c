@@ -152,6 +152,10 @@ static uint64_t then_queued_max;
  * slower than the GPU there, a stall of the host but with --burst-sync
  */
 static atomic_ullong stalled_requests;
+/* ... and which requests (their index from 0, the first thread's) */
+#define MAX_STALLS 4096
+static unsigned int stalled_at[MAX_STALLS];
+static unsigned int nr_stalled_at;
 /* --period-us: tick to kernel done, in the first thread */
 #define MAX_LAT 100000
 static uint64_t lat_us[MAX_LAT];
@@ -394,6 +398,8 @@ static void *run_thread(void *arg)
 			if (!sync && !stalled && cuEventQuery(bev) == CUDA_SUCCESS) {
 				stalled = 1;
 				atomic_fetch_add(&stalled_requests, 1);
+				if (id == 0 && nr_stalled_at < MAX_STALLS)
+					stalled_at[nr_stalled_at++] = req - 1;
 			}
 			r = launch_one(n++, s);
 		}
@@ -765,9 +771,13 @@ int main(int argc, char **argv)
 	       (unsigned long long)spin_syncs(),
 	       (unsigned long long)late_gaps(),
 	       (unsigned long long)starved_wakes());
-	if (opt.period_us && opt.burst > 1)
-		printf("stalled_requests=%llu\n",
+	if (opt.period_us && opt.burst > 1) {
+		printf("stalled_requests=%llu stalled_at=",
 		       (unsigned long long)atomic_load(&stalled_requests));
+		for (unsigned int i = 0; i < nr_stalled_at; i++)
+			printf("%s%u", i ? "," : "", stalled_at[i]);
+		printf("%s\n", nr_stalled_at ? "" : "-");
+	}
 	if (then_share >= 0)
 		printf("then_share=%.4f then_queued_max=%llu\n", then_share,
 		       (unsigned long long)then_queued_max);
