@@ -159,9 +159,9 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		l->tracked = true;
 		if (!l->held)
 			STAT_INC(beside);
-		/* Under cs->lock only where there is something to do: the
-		 * latency class's look at its own queue, a timed launch's
-		 * frame.
+		/* Under cs->lock only where there is something to do: a
+		 * latency-class holder's look at its own queue
+		 * (lat_held_launch_locked()), a timed launch's frame.
 		 */
 		lat = l->held && is_latency(atomic_load(&l->d->g));
 		if (lat || timed) {

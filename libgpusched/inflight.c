@@ -161,18 +161,17 @@ static bool ctx_dry_locked(struct gs_ctx *cs)
 }
 
 /*
- * A launch on @cs's token, about to be made: if it is of a latency-class
- * process and not its request's first (one since the token last went
- * back), note whether it found all of that work done (lat_released()): a
- * request that launches again after its work ran out needs the token
- * once that work is done. Caller holds cs->lock.
+ * A latency-class process's launch on @cs's token, about to be made (the
+ * caller has checked the class): if it is not its request's first (one
+ * since the token last went back), note whether it found all of that work
+ * done (lat_released()): a request that launches again after its work ran
+ * out needs the token once that work is done. Caller holds cs->lock.
  */
 void lat_held_launch_locked(struct gs_ctx *cs)
 {
 	struct gs_dev *d = cs->d;
 
-	if (is_latency(atomic_load(&d->g)) &&
-	    atomic_load(&d->launches) != atomic_load(&d->rel_launches) &&
+	if (atomic_load(&d->launches) != atomic_load(&d->rel_launches) &&
 	    ctx_dry_locked(cs))
 		atomic_store(&d->lat_dry, true);
 }
@@ -859,18 +858,19 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	len = klen_ns(cs, k);
 	cs->launches++;
 	cs->cum_ns += len;
-	if (cs->end_ns) {
+	/*
+	 * The predicted end of our work moves on by this kernel, from now
+	 * if it had passed. Where none was predicted and nothing else of
+	 * ours is queued, this kernel starts about now (after another
+	 * holder's last, at worst), and its end can be predicted before any
+	 * completion is seen. So the first kernel after a grant is polled
+	 * for too (wait_dry()), and a yield during it hands over early
+	 * (ctx_drain_to()).
+	 */
+	if (cs->end_ns || (cs->est.mean && cs->launches - cs->done == 1)) {
 		uint64_t now = called ? called : gs_now_ns();
 
 		cs->end_ns = (cs->end_ns > now ? cs->end_ns : now) + len;
-	} else if (cs->est.mean && cs->launches - cs->done == 1) {
-		/* Nothing else of ours queued: this kernel starts about now
-		 * (after another holder's last, at worst), and its end can
-		 * be predicted before any completion is seen. So the first
-		 * kernel after a grant is polled for too (wait_dry()), and
-		 * a yield during it hands over early (ctx_drain_to()).
-		 */
-		cs->end_ns = (called ? called : gs_now_ns()) + len;
 	}
 	if (cs->nr + cs->prev_ok < cs->nr_events) {
 		unsigned int last = ring_mod(cs, cs->head + cs->nr +
