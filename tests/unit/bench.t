@@ -3,7 +3,8 @@
 # kernels/gpusched-bench without a GPU: a test double of the CUDA clients
 # (tests/bench/fake-client) writes synthetic traces whose figures are known,
 # and the bench must compute them: shares, sum, error against the weights,
-# hand-offs per second and the gap, targets met and short, JSON and PNG; the
+# hand-offs per second and the gap, each process's gap between its own
+# kernels, targets met and short, JSON and PNG; the
 # gpusched mode starts and stops the real arbiter; a bad scenario file is
 # refused with its file and line. The client matrix: the shipped plan names
 # every client kind and fits its time, each kind reaches the client as its
@@ -419,6 +420,24 @@ check "rounds: the plan says so and its estimate holds every round ($d1 s, $d3 s
 rc=$?
 check "rounds: --rounds 0 is refused (exit $rc)" \
 	sh -c "[ $rc != 0 ] && grep -q 'rounds: at least 1' '$T/rnd0.log'"
+
+# A process alone that waits for each kernel before it launches the next:
+# the GPU idles 10 us after each of its kernels (11 under gpusched), which
+# the matrix gives by the GPU's clock beside the ratio to plain.
+cat >"$T/gap.scn" <<'SCN'
+title: fake loop alone, waiting for each kernel
+seconds: 1
+modes: default gpusched
+proc: runtime kernel_us=20 FAKE_INDEX=0 FAKE_N=1 FAKE_KGAP_US=10 FAKE_GPUSCHED_KGAP_US=11
+SCN
+GS_BUILD=$T/build "$bench" --out "$T/gap" "$T/gap.scn" >"$T/gap.log" 2>&1
+rc=$?
+sed 's/^/# /' "$T/gap.log"
+check "gap: the bench ran (exit $rc)" [ $rc = 0 ]
+check "gap: the table gives the process's gap between its kernels, per mode" \
+	grep -q '^  0 gap between its kernels p50 us  *10  *11$' "$T/gap.log"
+check "gap: the matrix gives it beside the ratio to plain, not judged" \
+	grep -q '| gap: gap between kernels p50 us | as-is | 10 | not run | 11 | not run |' "$T/gap/matrix.md"
 
 echo "1..$n"
 [ $failed = 0 ]
