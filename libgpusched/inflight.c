@@ -759,6 +759,10 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	if (!real.cuEventQuery || cs->nr + cs->prev_ok + 2 > cs->nr_events ||
 	    !time_this(cs, key))
 		return;
+	/* Before the look: a host away between it and the launch call's
+	 * return is then in the call's time, which frame_off() judges.
+	 */
+	fr->since = gs_now_ns();
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
 	    cs->ev_stream[last] == stream && ev_timed(cs, last) &&
 	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY) {
@@ -768,7 +772,6 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		if (ev_push(cs, stream, ptsz, 0, true))
 			fr->how = idle ? FRAME_IDLE : FRAME_FRESH;
 	}
-	fr->since = gs_now_ns();
 }
 
 /*
@@ -781,12 +784,13 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
  * of a call that only queues the kernel, left in (taking them off would
  * take off what the host did after submitting it as well, a wake-up of
  * another thread, a preemption); but a call of GS_SLOW_LAUNCH_US or more
- * is the driver loading the kernel, which would otherwise stand for the
- * kernel's length until later samples averaged it away. Its time, from
- * the event's recording, is taken off where the stream was idle then
- * (the event completed as it was recorded); elsewhere the event completed
- * at a time not known, and the launch gives no sample. @start: that
- * event. Caller holds cs->lock.
+ * is the driver loading the kernel (or a host away meanwhile), which would
+ * otherwise stand for the kernel's length until later samples averaged it
+ * away. Its time, from the look just before the event's recording
+ * (frame_start()), is taken off where the stream was idle then (the event
+ * completed as it was recorded); elsewhere the event completed at a time
+ * not known, and the launch gives no sample. @start: that event. Caller
+ * holds cs->lock.
  */
 static bool frame_off(const struct gs_frame *fr, CUevent start,
 		      uint64_t called, uint64_t *off)
@@ -801,6 +805,24 @@ static bool frame_off(const struct gs_frame *fr, CUevent start,
 		return false;
 	*off = took;
 	return true;
+}
+
+/*
+ * Does the frame of a timed launch whose call returned at @called end
+ * late, the event after the kernel (@end, just recorded) taking the time
+ * the host came back rather than the kernel's end? So where the host was
+ * away GS_SLOW_LAUNCH_US or more between the two (preempted, a virtual
+ * CPU held, a lock waited for) and the event completed as it was
+ * recorded: the kernel had ended, when is not known, and the launch gives
+ * no sample. One kept would stand for the kernel's length, as a loading
+ * would (frame_off()). Less time is left in, as on the start's side: a
+ * kernel of a few microseconds may end before the event is recorded.
+ * Caller holds cs->lock.
+ */
+static bool frame_late(CUevent end, uint64_t called)
+{
+	return gs_now_ns() - called >= 1000ull * GS_SLOW_LAUNCH_US &&
+	       real.cuEventQuery(end) == CUDA_SUCCESS;
 }
 
 /*
@@ -902,7 +924,13 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		     time_this_of(cs, key, k)) &&
 		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed) {
-				cs->ev_off[ring_mod(cs, cs->head + cs->nr - 1)] = off;
+				unsigned int slot = ring_mod(cs, cs->head + cs->nr - 1);
+
+				cs->ev_off[slot] = off;
+				if (frame_late(cs->ev[slot], called)) {
+					cs->ev_key[slot] = 0;
+					STAT_INC(late_frames);
+				}
 				timed_one(cs, sharing);
 			}
 			/* Not the event just recorded: it follows the kernel

@@ -129,6 +129,7 @@ struct gs_stats {
 	atomic_ullong throttle_waits;
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong timed;		/* kernels timed on the GPU (gs_klen) */
+	atomic_ullong late_frames;	/* ... not: the event after recorded late */
 	atomic_ullong revoked;		/* grants found revoked (GPUSCHED_ST_REVOKED) */
 	atomic_ullong procaddr_hooks;	/* cuGetProcAddress results replaced */
 	atomic_ullong dlsym_hooks;	/* dlsym results replaced */

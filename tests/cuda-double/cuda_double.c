@@ -36,6 +36,11 @@
  *  - $GS_DOUBLE_LOAD_US (default 0): the first launch of each kernel in a
  *    context spends that long in the call before it queues the kernel, as
  *    the driver's lazy loading does (the first 64 kernels remembered);
+ *  - $GS_DOUBLE_RECORD_STALL_US (default 0): one in three calls of
+ *    cuEventRecord() on an event that takes timestamps takes that long,
+ *    as from a thread preempted on a loaded host: alternately before the
+ *    event is recorded (it takes its time when the call comes back) and
+ *    after;
  *  - $GS_DOUBLE_BLOCK_WAKE_US (default 0): cuEventSynchronize() on a
  *    pending event created with CU_EVENT_BLOCKING_SYNC returns that long
  *    after the event completed, as a thread woken from a deep idle state
@@ -151,6 +156,8 @@ static struct {
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
 	uint64_t block_wake_ns;		/* $GS_DOUBLE_BLOCK_WAKE_US */
 	uint64_t load_ns;		/* $GS_DOUBLE_LOAD_US */
+	uint64_t record_stall_ns;	/* $GS_DOUBLE_RECORD_STALL_US */
+	atomic_uint timing_records;	/* ... one in three of these */
 	/* This process's share of each GPU's count of running kernels,
 	 * changed with it under run_lock, so that a launch can tell its
 	 * own kernels from the others'.
@@ -541,6 +548,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.block_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	s = getenv("GS_DOUBLE_LOAD_US");
 	D.load_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
+	s = getenv("GS_DOUBLE_RECORD_STALL_US");
+	D.record_stall_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
 	D.ctx_mem = gsd_mem_size(getenv("GS_DOUBLE_CTX_MEM"), 0);
 
@@ -940,6 +949,7 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e)
 static CUresult event_record(CUevent e, CUstream s)
 {
 	CUcontext c = stream_ctx(s);
+	int stall = 0;	/* $GS_DOUBLE_RECORD_STALL_US: 1 before, 2 after */
 
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -947,11 +957,20 @@ static CUresult event_record(CUevent e, CUstream s)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing)
 		return CUDA_ERROR_NOT_PERMITTED;	/* would become a graph node */
+	if (D.record_stall_ns && e->timing) {
+		unsigned int n = atomic_fetch_add(&D.timing_records, 1);
+
+		stall = n % 3 == 2 ? n / 6 % 2 + 1 : 0;
+	}
+	if (stall == 1)
+		sleep_until_ns(now_ns() + D.record_stall_ns);
 	pthread_mutex_lock(&c->lock);
 	e->seq = c->submitted;
 	e->recorded_at = now_ns();
 	e->done_at_record = c->completed >= e->seq;
 	pthread_mutex_unlock(&c->lock);
+	if (stall == 2)
+		sleep_until_ns(now_ns() + D.record_stall_ns);
 	return CUDA_SUCCESS;
 }
 

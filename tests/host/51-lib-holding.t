@@ -4,8 +4,9 @@
 # takes milliseconds holding the token (the driver loading a kernel on its
 # first launch in a context; the test double's GS_DOUBLE_LOAD_US) is
 # counted once per kernel, and a pause with nobody waiting is not dry time
-# (50-lib-idle.t: with someone waiting it is). Nor is the loading GPU time:
-# the time reported to the service is the kernels' own.
+# (50-lib-idle.t: with someone waiting it is). Nor is the loading GPU time,
+# nor a preempted host's: the time reported to the service is the kernels'
+# own.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 service 1000000 1000000
@@ -57,5 +58,26 @@ check "one kernel: not the loading's (${r:-?} us for ${w:-?} us of work, at most
 g=$(value grant_us "$T/one.err")
 check "one kernel: the grant lasted the run (${g:-?} us >= ${w:-?} us)" \
 	[ "${g:-0}" -ge "${w:-1}" ]
+
+# The same, with a host away between a timed launch's call and the event
+# after it (the double's GS_DOUBLE_RECORD_STALL_US: one in three of the
+# library's timing events recorded ten kernels late, as from a preempted
+# thread): the frame would end when the host came back, and the launch
+# gives no sample. Else each such sample would stand for the kernel's
+# length until later ones averaged it away, and the GPU time reported
+# would be the host's. Long enough for several timed launches (one in 64
+# alone) at either scale.
+s=0.5
+[ "$GS_TEST_SCALE" = 1 ] || s=2
+GS_DOUBLE_LOAD_US=$(us 3000) GS_DOUBLE_RECORD_STALL_US=$(us 3000) \
+	client "$GS_CLIENT" --seconds "$s" --kernel-us "$(us 300)" \
+	--period-us "$(us 600)" >"$T/late.out" 2>"$T/late.err"
+w=$(value work_us "$T/late.out")
+r=$(value reported_us "$T/late.err")
+n=$(value late_frames "$T/late.err")
+check "host away: frames that ended late seen (${n:-none})" [ "${n:-0}" -gt 0 ]
+check "host away: GPU time reported (${r:-none} us)" [ "${r:-0}" -gt 0 ]
+check "host away: not the host's (${r:-?} us for ${w:-?} us of work, at most a fifth above)" \
+	[ "${r:-999999999}" -le $(( ${w:-0} * 6 / 5 )) ]
 
 done_testing
