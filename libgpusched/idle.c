@@ -198,6 +198,11 @@ void kick_idle_thread(void)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	G.bg_kick = true;
-	pthread_cond_signal(&G.cond);
 	pthread_mutex_unlock(&G.lock);
+	/* After the unlock: woken under it, the thread would wait for the
+	 * lock at once, and the kicking launch call for its wake-up. The
+	 * kick is not lost: the thread looks at it under the lock before
+	 * it waits.
+	 */
+	pthread_cond_signal(&G.cond);
 }
