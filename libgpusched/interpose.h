@@ -312,7 +312,7 @@ struct gs_global {
 	struct gs_dev *_Atomic devs;
 	struct gs_ctx *_Atomic ctxs;
 	atomic_uint gen;		/* bumped when a context dies */
-	bool bg_started, bg_stop, bg_kick;
+	bool bg_started, bg_stop, bg_kick;	/* set under lock */
 	pthread_t bg;
 	bool hooks_registered;
 	atomic_bool warned_no_service, warned_lost, warned_params, warned_err;
