@@ -38,9 +38,10 @@
  *    the driver's lazy loading does (the first 64 kernels remembered);
  *  - $GS_DOUBLE_RECORD_STALL_US (default 0): one in three calls of
  *    cuEventRecord() on an event that takes timestamps takes that long,
- *    as from a thread preempted on a loaded host: alternately before the
- *    event is recorded (it takes its time when the call comes back) and
- *    after;
+ *    as from a thread preempted on a loaded host: two such calls before
+ *    the event is recorded (it takes its time when the call comes back),
+ *    then two after, and so on, so that where a caller records events in
+ *    pairs, the first and the second of a pair each meet both kinds;
  *  - $GS_DOUBLE_BLOCK_WAKE_US (default 0): cuEventSynchronize() on a
  *    pending event created with CU_EVENT_BLOCKING_SYNC returns that long
  *    after the event completed, as a thread woken from a deep idle state

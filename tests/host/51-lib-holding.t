@@ -61,9 +61,9 @@ check "one kernel: the grant lasted the run (${g:-?} us >= ${w:-?} us)" \
 
 # The same, with a host away between a timed launch's call and the event
 # after it (the double's GS_DOUBLE_RECORD_STALL_US: one in three of the
-# library's timing events recorded ten kernels late, as from a preempted
-# thread): the frame would end when the host came back, and the launch
-# gives no sample. Else each such sample would stand for the kernel's
+# library's timing-event records held up for ten kernels' time, before or
+# after the event takes its time, as from a preempted thread): the frame
+# would end when the host came back, and the launch gives no sample. Else each such sample would stand for the kernel's
 # length until later ones averaged it away, and the GPU time reported
 # would be the host's. Long enough for several timed launches (one in 64
 # alone) at either scale.
