@@ -439,5 +439,21 @@ check "gap: the table gives the process's gap between its kernels, per mode" \
 check "gap: the matrix gives it beside the ratio to plain, not judged" \
 	grep -q '| gap: gap between kernels p50 us | as-is | 10 | not run | 11 | not run |' "$T/gap/matrix.md"
 
+# --modes hooks: the library's hooks alone (GPUSCHED_MPS=1, the latency
+# class; the fake's gap is then 11 us, 12 under gpusched), run just before gpusched and given
+# in a column of its own; not run unless named (the gap run above).
+sed 's/FAKE_GPUSCHED_KGAP_US=11/FAKE_GPUSCHED_KGAP_US=12 FAKE_HOOKS_KGAP_US=11/' "$T/gap.scn" >"$T/hooks.scn"
+GS_BUILD=$T/build "$bench" --out "$T/hooks" --modes gpusched,hooks,default \
+	"$T/hooks.scn" >"$T/hooks.log" 2>&1
+rc=$?
+sed 's/^/# /' "$T/hooks.log"
+check "hooks: the bench ran (exit $rc)" [ $rc = 0 ]
+check "hooks: the modes in the scenario's order, the hooks just before gpusched" \
+	sh -c "[ \"\$(sed -n 's/^== hooks: \\([a-z+]*\\) .*/\\1/p' '$T/hooks.log' | tr '\\n' ' ')\" = 'default hooks gpusched ' ]"
+check "hooks: the processes run with the hooks alone (their gap 11 us)" \
+	grep -q '^  0 gap between its kernels p50 us  *10  *11  *12$' "$T/hooks.log"
+check "hooks: matrix.md gives the hooks a column of their own" \
+	grep -q '| hooks: gap between kernels p50 us | as-is | 10 | not run | 11 | 12 | not run |' "$T/hooks/matrix.md"
+
 echo "1..$n"
 [ $failed = 0 ]
