@@ -242,17 +242,15 @@ static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
 }
 
 /*
- * Wait for @ev to complete. A timing event is made with
- * CU_EVENT_BLOCKING_SYNC, and cuEventSynchronize() sleeps on it. A plain
- * one (@blocks false) is not: blocking sync costs the GPU about 2 us
- * between two kernels, as a timestamp does, where a plain event costs it
- * nothing; but cuEventSynchronize() would spin on it. So nap between looks
- * (ev_nap_until()): a short wait costs a few wake-ups and ends about as
- * late as a blocking one, a long one a few thousand wake-ups a second.
+ * Wait for @ev to complete. None of our events is blocking sync (see
+ * ctx_lookup()), and cuEventSynchronize() would spin a CPU on them: so nap
+ * between looks (ev_nap_until()). A short wait costs a few wake-ups and
+ * ends about as late as a blocking one would, a long one a few thousand
+ * wake-ups a second.
  */
-static void ev_sync(CUevent ev, bool blocks)
+static void ev_sync(CUevent ev)
 {
-	if (blocks || !real.cuEventQuery)
+	if (!real.cuEventQuery)
 		real.cuEventSynchronize(ev);
 	else
 		ev_nap_until(ev, UINT64_MAX, UINT64_MAX);
@@ -329,7 +327,6 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
 		uint64_t seq = cs->head_seq, now, after;
 		unsigned int i = 0, slot;
-		bool blocks;
 		CUevent ev;
 
 		if (queued_ns(cs) <= left_ns) {
@@ -359,10 +356,9 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		}
 		slot = ring_mod(cs, cs->head + i);
 		ev = cs->ev[slot];
-		blocks = ev_timed(cs, slot);
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
-		ev_sync(ev, blocks);
+		ev_sync(ev);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
@@ -481,8 +477,8 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
 
 /*
  * Wait for @ev, recorded after @cs's newest launch: when it completes, the
- * GPU has none of our work left. A blocking wait wakes tens of
- * microseconds after that, the GPU idle all along, and a yield asked
+ * GPU has none of our work left. A long nap (ev_sync()) ends up to
+ * GS_EV_NAP_MAX_NS after that, the GPU idle all along, and a yield asked
  * meanwhile waits for it too. So nap until GS_SPIN_US before the
  * predicted @end, looking at the event between naps, then poll the event
  * and the status page. DRY_YIELD, the work still running: asked to yield
@@ -490,10 +486,9 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * then gives the token away while our last kernel runs, and the next
  * holder's kernel is queued when it ends. Polls no longer than twice the
  * mean launch length of @est (a longer kernel, a time-sliced GPU), then
- * waits (ev_sync(), @blocks: @ev is a timing event). Called without
- * cs->lock.
+ * waits (ev_sync()). Called without cs->lock.
  */
-static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
+static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 		    const struct gs_est *est)
 {
 	const struct gs_config *c = gs_config();
@@ -526,28 +521,26 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, bool blocks, uint64_t end,
 			break;
 		sched_yield();
 	}
-	ev_sync(ev, blocks);
+	ev_sync(ev);
 	return DRY_SEEN;
 }
 
 /*
  * Wait for @ev, recorded after some but not all of our queued launches,
- * with @behind_ns of our GPU time predicted after it. Blocking, unless a
+ * with @behind_ns of our GPU time predicted after it (ev_sync()), unless a
  * latency client's next request is predicted (lat_watch()) within
  * @reach_ns from now: then look at the event and the status page every
  * GS_YIELD_POLL_NS until GS_SPIN_US before the request, and without
- * sleeping from then until it is overdue. Nor blocking, nor napping as
- * long as ev_sync() does, where less than GS_SPIN_US of work is behind the
- * event (gs_nap_most()): a wake-up can come later than that (from a deep
- * idle state, or a long nap while our work waited behind another
- * context's), and the GPU would run out of our work before the next
- * launch.
+ * sleeping from then until it is overdue. Nor napping as long as
+ * ev_sync() does, where less than GS_SPIN_US of work is behind the event
+ * (gs_nap_most()): a wake-up can come later than that (a long nap while
+ * our work waited behind another context's), and the GPU would run out of
+ * our work before the next launch.
  * Returns DRY_YIELD when asked to yield (the gate then gives the token
- * away early), else DRY_SEEN. The caller picks @reach_ns (wait_reach());
- * @blocks: @ev is a timing event (ev_sync()).
+ * away early), else DRY_SEEN. The caller picks @reach_ns (wait_reach()).
  */
-static int wait_ev(struct gs_ctx *cs, CUevent ev, bool blocks,
-		   uint64_t reach_ns, uint64_t behind_ns)
+static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
+		   uint64_t behind_ns)
 {
 	struct gs_dev *d = cs->d;
 	uint64_t now = gs_now_ns(), until = 0, from = 0, most;
@@ -574,7 +567,7 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, bool blocks,
 	if (most && real.cuEventQuery)
 		ev_nap_most(ev, UINT64_MAX, UINT64_MAX, most);
 	else
-		ev_sync(ev, blocks);
+		ev_sync(ev);
 	return DRY_SEEN;
 }
 
@@ -583,7 +576,7 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, bool blocks,
  * on event @slot: 0 (never) until our launch length is measured, as far
  * as predicted once it is steady, else only within the wait, at the
  * predicted lengths. Polling answers a yield as soon as it is asked, where
- * a blocking wake-up comes tens of microseconds after the event; launches
+ * a wait (ev_sync()) wakes up to a long nap after the event; launches
  * of many lengths make the prediction too uncertain to poll for long.
  * Caller holds cs->lock.
  */
@@ -614,7 +607,6 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 	while (cs->nr && queue_full(cs, key)) {
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
-		bool blocks = ev_timed(cs, cs->head);
 		uint64_t now, end = 0;
 		struct gs_est est = cs->est;
 		uint64_t reach = wait_reach(cs, cs->head);
@@ -633,9 +625,9 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 		    real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
 			dry = DRY_SEEN;
 		else if (end)
-			dry = wait_dry(cs, ev, blocks, end, &est);
+			dry = wait_dry(cs, ev, end, &est);
 		else
-			dry = wait_ev(cs, ev, blocks, reach, behind);
+			dry = wait_ev(cs, ev, reach, behind);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;

@@ -188,9 +188,9 @@ struct gs_ctx {
 	 * Per slot of the ring, an event that takes GPU timestamps (a timed
 	 * launch, and the one just before it) and one that does not (what is
 	 * in flight, the queue bound, a drain): the GPU records the latter,
-	 * made without timing and without blocking sync, at no cost between
-	 * two kernels, where either costs it about 2 us. ev[] is the one
-	 * recorded in each slot (ev_timed()).
+	 * made without timing, at no cost between two kernels, where a
+	 * timestamp costs it about 2 us. Neither is blocking sync
+	 * (ctx_lookup()). ev[] is the one recorded in each slot (ev_timed()).
 	 */
 	CUevent ev_t[GS_RING], ev_n[GS_RING];
 	CUevent ev[GS_RING];

@@ -45,7 +45,7 @@
 #define GS_TIME_EVERY 16
 /* ... and while nobody else is attached (no yield is pending, and a program of short kernels alone pays every call in throughput) or the lengths measured are steady (a sample tells little, and costs the GPU about 2 us of timestamps). */
 #define GS_TIME_EVERY_STEADY 64
-/* A wait for a plain event (not blocking sync: free on the GPU) sleeps this long between looks at first, about a blocking wake-up's lateness ... */
+/* A wait for one of our events (none is blocking sync: costly to record) sleeps this long between looks at first, about a blocking wake-up's lateness ... */
 #define GS_EV_NAP_NS 10000ull
 /* ... doubling up to this: a long wait costs a few thousand wake-ups a second, and ends no later than this after the event. */
 #define GS_EV_NAP_MAX_NS 200000ull

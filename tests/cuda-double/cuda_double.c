@@ -49,6 +49,11 @@
  *  - cuEventSynchronize() on a pending event created without
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
+ *  - cuEventRecord() of an event created with CU_EVENT_BLOCKING_SYNC
+ *    while the context has work queued is counted
+ *    (gs_double_blocking_records()): the real driver takes the recording
+ *    thread about twice as long for such a timing event as for one
+ *    without blocking sync;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
  *    further launches block, as with a full push buffer; the most kernels
  *    a context had queued or running at once is kept for the process
@@ -149,6 +154,7 @@ static struct {
 	atomic_ullong work_us;
 	atomic_ullong launched_over;	/* gs_double_launched_over() */
 	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
+	atomic_ullong blocking_records;	/* gs_double_blocking_records() */
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
 	atomic_ullong starved_wakes;	/* gs_double_starved_wakes() */
@@ -970,6 +976,8 @@ static CUresult event_record(CUevent e, CUstream s)
 	e->recorded_at = now_ns();
 	e->done_at_record = c->completed >= e->seq;
 	pthread_mutex_unlock(&c->lock);
+	if (e->blocking && !e->done_at_record)
+		atomic_fetch_add(&D.blocking_records, 1);
 	if (stall == 2)
 		sleep_until_ns(now_ns() + D.record_stall_ns);
 	return CUDA_SUCCESS;
@@ -1883,6 +1891,11 @@ EXPORT uint64_t gs_double_spin_syncs(void)
 	return atomic_load(&D.spin_syncs);
 }
 
+EXPORT uint64_t gs_double_blocking_records(void)
+{
+	return atomic_load(&D.blocking_records);
+}
+
 EXPORT const char *gs_double_mps_priority(void)
 {
 	return D.mps_priority;
@@ -1900,6 +1913,7 @@ static void atfork_child(void)
 	atomic_store(&D.work_us, 0);
 	atomic_store(&D.launched_over, 0);
 	atomic_store(&D.spin_syncs, 0);
+	atomic_store(&D.blocking_records, 0);
 	atomic_store(&D.late_gaps, 0);
 	atomic_store(&D.queued_max, 0);
 	pthread_mutex_init(&D.run_lock, NULL);

@@ -96,6 +96,12 @@ typedef uint64_t (*gsd_launched_over_fn)(void);
  */
 typedef uint64_t (*gsd_spin_syncs_fn)(void);
 #define GSD_SPIN_SYNCS_SYM "gs_double_spin_syncs"
+/* Records of an event made with CU_EVENT_BLOCKING_SYNC behind queued work:
+ * on the real driver, about twice the recording thread's time of a record
+ * without blocking sync.
+ */
+typedef uint64_t (*gsd_blocking_records_fn)(void);
+#define GSD_BLOCKING_RECORDS_SYM "gs_double_blocking_records"
 /* Gaps of $GS_DOUBLE_LATE_GAP_US (default 500) or more between this
  * process's kernels in which it had none queued.
  */

@@ -132,6 +132,7 @@ static gsd_work_us_fn work_us;
 static gsd_mps_priority_fn mps_priority;
 static gsd_launched_over_fn launched_over;
 static gsd_spin_syncs_fn spin_syncs;
+static gsd_blocking_records_fn blocking_records;
 static gsd_late_gaps_fn late_gaps;
 static gsd_queued_max_fn queued_max;
 static gsd_starved_wakes_fn starved_wakes;
@@ -274,6 +275,7 @@ static void resolve(void)
 	mps_priority = (gsd_mps_priority_fn)sym(h, GSD_MPS_PRIORITY_SYM);
 	launched_over = (gsd_launched_over_fn)sym(h, GSD_LAUNCHED_OVER_SYM);
 	spin_syncs = (gsd_spin_syncs_fn)sym(h, GSD_SPIN_SYNCS_SYM);
+	blocking_records = (gsd_blocking_records_fn)sym(h, GSD_BLOCKING_RECORDS_SYM);
 	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
 	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
 	starved_wakes = (gsd_starved_wakes_fn)sym(h, GSD_STARVED_WAKES_SYM);
@@ -762,13 +764,14 @@ int main(int argc, char **argv)
 		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu late_gaps=%llu starved_wakes=%llu\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu blocking_records=%llu late_gaps=%llu starved_wakes=%llu\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
 	       (double)work * 1000.0 / (double)wall, cpu_ns_per_launch,
 	       mps_priority(), (unsigned long long)launched_over(),
 	       (unsigned long long)spin_syncs(),
+	       (unsigned long long)blocking_records(),
 	       (unsigned long long)late_gaps(),
 	       (unsigned long long)starved_wakes());
 	if (opt.period_us && opt.burst > 1) {

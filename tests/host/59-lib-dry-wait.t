@@ -42,6 +42,11 @@ check "the holder waited for its queue beside the probe ($waits throttle waits)"
 # GPU), and the driver spins a CPU in cuEventSynchronize() on those.
 check "none of those waits was a spinning cuEventSynchronize() ($spins)" \
 	[ "${spins:-1}" = 0 ]
+# Nor are its timing events blocking sync: behind queued work the driver
+# takes about twice as long to record one, the GPU 0.7 us more.
+brec=$(value blocking_records "$T/busy.out")
+check "no event of the holder's was recorded blocking sync behind its work (${brec:-?})" \
+	[ "${brec:-1}" = 0 ]
 timed=$(value timed "$T/busy.err")
 nl=$(value launches "$T/busy.err")
 # Beside a latency-class client too, a kernel whose length is known is
