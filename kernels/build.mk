@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # kernels/: CUDA programs for tests and benchmarks: the fixed-work kernel,
-# the driver-API and runtime-API clients and the latency probe. Included by
+# the driver-API and runtime-API clients, the latency probe and what an
+# event costs (gs-event-cost). Included by
 # the top Makefile (B, Q, CC, USER_CFLAGS come from there).
 #
 # Built only where nvcc is found: on PATH, else /usr/local/cuda/bin/nvcc;
@@ -16,7 +17,8 @@ endif
 
 KERNELS_OUT := $(B)/kernels
 KERNELS_PROGS := $(KERNELS_OUT)/gs-driver-client \
-	$(KERNELS_OUT)/gs-runtime-client $(KERNELS_OUT)/gs-probe
+	$(KERNELS_OUT)/gs-runtime-client $(KERNELS_OUT)/gs-probe \
+	$(KERNELS_OUT)/gs-event-cost
 KERNELS_FILES := $(KERNELS_PROGS) $(KERNELS_OUT)/fixedwork.cubin
 
 .PHONY: kernels
@@ -66,7 +68,8 @@ $(KERNELS_OUT)/fixedwork_fatbin.h: $(KERNELS_OUT)/fixedwork.fatbin
 	$(Q)$(KERNELS_BIN2C) -c -t longlong -n gs_fixedwork_fatbin $< > $@.tmp
 	$(Q)mv $@.tmp $@
 
-$(KERNELS_OUT)/gs-driver-client: kernels/gs-driver-client.c \
+$(KERNELS_OUT)/gs-driver-client $(KERNELS_OUT)/gs-event-cost: \
+		$(KERNELS_OUT)/%: kernels/%.c \
 		$(KERNELS_OUT)/fixedwork_fatbin.h $(KERNELS_OUT)/gs-common.o \
 		kernels/gs-common.h kernels/fixedwork.h
 	$(call kernels_say,CCLD,$@)

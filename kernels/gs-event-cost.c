@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * gs-event-cost: what recording a CUDA event after each kernel costs, by
+ * the event's kind (timing or not, blocking sync or not): the recording
+ * thread's time in cuEventRecord() and the GPU's time per kernel over a
+ * run without events. Fixed-work kernels of --kernel-us (the fatbin
+ * embedded at build time, GPUSCHED_ITERS_PER_US as gs-driver-client reads
+ * it) back to back on one non-blocking stream, with the work queued ahead
+ * of each record, as a scheduler's events are. The kernels are longer
+ * than a record and a launch take, so the GPU's figure is the GPU's cost,
+ * not the host's pace. No gpusched: the driver alone.
+ *
+ *   gs-event-cost [--kernel-us N] [--kernels N] [--runs N]
+ *
+ * One line per kind: the fastest of --runs runs (mean host time per
+ * record, and its 99th percentile; GPU time per kernel over none).
+ */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixedwork.h"
+#include "gs-common.h"
+#include "fixedwork_fatbin.h"	/* generated: gs_fixedwork_fatbin[] */
+
+#define CU_CHECK(call)							\
+	do {								\
+		CUresult e_ = (call);					\
+		if (e_ != CUDA_SUCCESS) {				\
+			const char *n_ = NULL;				\
+			cuGetErrorName(e_, &n_);			\
+			gs_die("%s:%d: %s: %s", __FILE__, __LINE__,	\
+			       #call, n_ ? n_ : "?");			\
+		}							\
+	} while (0)
+
+/* Events recorded in turn: more than the kernels queued at once. */
+#define EC_RING 64
+
+static const struct {
+	const char *name;
+	unsigned int flags;
+} kinds[] = {
+	{ "none", 0 },
+	{ "plain", CU_EVENT_DISABLE_TIMING },
+	{ "plain, blocking sync", CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC },
+	{ "timing", CU_EVENT_DEFAULT },
+	{ "timing, blocking sync", CU_EVENT_BLOCKING_SYNC },
+};
+
+struct ec {
+	CUfunction fn;
+	CUstream s;
+	CUdeviceptr out;
+	unsigned int blocks, sentinel, iters;
+	CUevent t0, t1;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void launch(struct ec *c)
+{
+	unsigned int it = c->iters;
+	struct gs_trace_rec *tr = NULL;
+	void *args[] = { &it, &c->sentinel, &c->out, &tr };
+
+	CU_CHECK(cuLaunchKernel(c->fn, c->blocks, 1, 1, GS_FIXEDWORK_THREADS,
+				1, 1, 0, c->s, args, NULL));
+}
+
+/*
+ * One run of @n kernels with an event of kind @k after each (none for
+ * kind 0): the GPU's time per kernel (us) in *@gpu, the host's per record
+ * (mean and 99th percentile, us) in *@mean and *@p99.
+ */
+static void run(struct ec *c, int k, int n, double *rec, double *gpu,
+		double *mean, double *p99)
+{
+	CUevent ev[EC_RING];
+	double sum = 0;
+	float ms;
+	int i;
+
+	for (i = 0; k && i < EC_RING; i++)
+		CU_CHECK(cuEventCreate(&ev[i], kinds[k].flags));
+	CU_CHECK(cuStreamSynchronize(c->s));
+	/* A few kernels queued first: every record below has work ahead. */
+	for (i = 0; i < 4; i++)
+		launch(c);
+	CU_CHECK(cuEventRecord(c->t0, c->s));
+	for (i = 0; i < n; i++) {
+		double t;
+
+		launch(c);
+		if (!k)
+			continue;
+		/* Keep the queue short: waits on an event well behind. */
+		if (i >= EC_RING / 2)
+			CU_CHECK(cuEventSynchronize(ev[(i - EC_RING / 2) % EC_RING]));
+		t = gs_now_us();
+		CU_CHECK(cuEventRecord(ev[i % EC_RING], c->s));
+		rec[i] = gs_now_us() - t;
+		sum += rec[i];
+	}
+	CU_CHECK(cuEventRecord(c->t1, c->s));
+	CU_CHECK(cuEventSynchronize(c->t1));
+	CU_CHECK(cuEventElapsedTime(&ms, c->t0, c->t1));
+	*gpu = (double)ms * 1000.0 / n;
+	*mean = k ? sum / n : 0;
+	*p99 = 0;
+	if (k) {
+		qsort(rec, (size_t)n, sizeof(*rec), cmp_double);
+		*p99 = rec[n * 99 / 100];
+	}
+	for (i = 0; k && i < EC_RING; i++)
+		CU_CHECK(cuEventDestroy(ev[i]));
+}
+
+static void usage(const char *me)
+{
+	fprintf(stderr, "usage: %s [--kernel-us N] [--kernels N] [--runs N]\n"
+		"What recording an event after each kernel costs, by kind.\n",
+		me);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	double kernel_us = 20, per_us, *rec, none = 0;
+	int kernels = 4000, runs = 3, per_sm = 0, sms = 0, i, k;
+	const char *env = getenv("GPUSCHED_ITERS_PER_US");
+	struct ec c = { .sentinel = 0x5eed0001u };
+	CUcontext ctx;
+	CUmodule mod;
+	CUdevice dev;
+
+	for (i = 1; i < argc; i++) {
+		if (i + 1 < argc && !strcmp(argv[i], "--kernel-us"))
+			kernel_us = atof(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--kernels"))
+			kernels = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--runs"))
+			runs = atoi(argv[++i]);
+		else
+			usage(argv[0]);
+	}
+	if (kernel_us <= 0 || kernels < EC_RING || runs < 1)
+		usage(argv[0]);
+	per_us = env ? atof(env) : 0;
+	if (per_us <= 0)
+		gs_die("set GPUSCHED_ITERS_PER_US (the fixed-work kernel's iterations per us on this GPU)");
+	c.iters = (unsigned int)(kernel_us * per_us);
+	rec = calloc((size_t)kernels, sizeof(*rec));
+	if (!rec)
+		gs_die("out of memory");
+
+	CU_CHECK(cuInit(0));
+	CU_CHECK(cuDeviceGet(&dev, 0));
+	CU_CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+	CU_CHECK(cuModuleLoadData(&mod, gs_fixedwork_fatbin));
+	CU_CHECK(cuModuleGetFunction(&c.fn, mod, GS_FIXEDWORK_NAME));
+	CU_CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn,
+			GS_FIXEDWORK_THREADS, 0));
+	CU_CHECK(cuDeviceGetAttribute(&sms,
+			CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+	if (per_sm < 1)
+		gs_die("the fixed-work kernel cannot run on this device");
+	c.blocks = (unsigned int)(per_sm * sms);
+	CU_CHECK(cuStreamCreate(&c.s, CU_STREAM_NON_BLOCKING));
+	CU_CHECK(cuMemAlloc(&c.out, sizeof(unsigned int)));
+	CU_CHECK(cuEventCreate(&c.t0, CU_EVENT_DEFAULT));
+	CU_CHECK(cuEventCreate(&c.t1, CU_EVENT_DEFAULT));
+
+	printf("%.0f us kernels, %d a run, the fastest of %d runs\n",
+	       kernel_us, kernels, runs);
+	printf("%-22s %14s %14s %18s\n", "event after each", "record us",
+	       "record p99 us", "GPU us per kernel");
+	for (k = 0; k < (int)(sizeof(kinds) / sizeof(kinds[0])); k++) {
+		double gpu = 0, mean = 0, p99 = 0;
+
+		for (i = 0; i < runs; i++) {
+			double g, m, p;
+
+			run(&c, k, kernels, rec, &g, &m, &p);
+			if (!i || g < gpu) {
+				gpu = g;
+				mean = m;
+				p99 = p;
+			}
+		}
+		if (!k)
+			none = gpu;
+		printf("%-22s %14.2f %14.2f %11.2f (%+.2f)\n", kinds[k].name,
+		       mean, p99, gpu, gpu - none);
+	}
+	free(rec);
+	return 0;
+}
