@@ -78,13 +78,14 @@ void print_stats(void)
 	       atomic_load(&gs_reported_ns_total) / 1000,
 	       STAT_GET(early_releases), STAT_GET(relaunches));
 	/* A periodic latency-class neighbour, per GPU (read racily: the
-	 * idle thread is stopped, an application thread may not be).
+	 * idle thread is stopped, an application thread may not be): a
+	 * period that held (GS_PERIOD_CONFIRM intervals), not a candidate.
 	 */
 	for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
 		unsigned int n = __atomic_load_n(&d->lat.count, __ATOMIC_RELAXED);
 		uint64_t p = __atomic_load_n(&d->lat.period, __ATOMIC_RELAXED);
 
-		if (n)
+		if (n >= GS_PERIOD_CONFIRM)
 			gs_log("stats %s: latency_period_us=%llu latency_matched=%u",
 			       d->name, (unsigned long long)(p / 1000), n);
 	}
