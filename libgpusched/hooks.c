@@ -66,7 +66,6 @@ bool resolve_real_slow(bool load)
 	R(cuEventSynchronize); R(cuEventQuery); R(cuEventElapsedTime);
 	if (!t.cuEventElapsedTime)
 		*(void **)&t.cuEventElapsedTime = resolve(h, "cuEventElapsedTime_v2");
-	R(cuStreamQuery); R(cuStreamQuery_ptsz);
 	R(cuStreamIsCapturing); R(cuStreamIsCapturing_ptsz);
 	R(cuThreadExchangeStreamCaptureMode);
 	R(cuMemAlloc_v2); R(cuMemAllocPitch_v2); R(cuMemAllocManaged);

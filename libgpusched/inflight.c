@@ -274,9 +274,6 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	    CUDA_SUCCESS)
 		return;
 	ns = gs_elapsed_ns(ms);
-	if (ns <= cs->ev_off[slot])
-		return;	/* submitted before the call returned: not known */
-	ns -= cs->ev_off[slot];
 	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
 				 cs->ev_key[slot], true), ns);
 	gs_est_add(&cs->est, ns);
@@ -671,7 +668,6 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->ev_mark[slot] = cs->launches;
 	cs->ev_cum[slot] = cs->cum_ns;
 	cs->ev_key[slot] = key;
-	cs->ev_off[slot] = 0;
 	cs->ev_stream[slot] = stream;
 	cs->nr++;
 	cs->last_mark = cs->launches;
@@ -736,67 +732,57 @@ static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
  * one, still pending (the kernel then starts as it completes), or a fresh
  * one (the GPU ran out of our work, or the last event is on another
  * stream: its time is not the kernel's start). Room is left for the event
- * after it. *@fr says which (FRAME_NONE: not timed), and for a fresh one
- * whether the stream was idle when it was recorded. Caller holds cs->lock.
+ * after it. *@fr says which (FRAME_NONE: not timed). Caller holds
+ * cs->lock.
  */
 void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 struct gs_frame *fr)
 {
 	unsigned int last = ring_mod(cs, cs->head + cs->nr + cs->nr_events - 1);
-	CUresult (*query)(CUstream) = ptsz ? real.cuStreamQuery_ptsz :
-					     real.cuStreamQuery;
-	bool idle;
 
 	fr->how = FRAME_NONE;
 	if (!real.cuEventQuery || cs->nr + cs->prev_ok + 2 > cs->nr_events ||
 	    !time_this(cs, key))
 		return;
 	/* Before the look: a host away between it and the launch call's
-	 * return is then in the call's time, which frame_off() judges.
+	 * return is then in the call's time, which frame_known() judges.
 	 */
 	fr->since = gs_now_ns();
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
 	    cs->ev_stream[last] == stream && ev_timed(cs, last) &&
 	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY) {
 		fr->how = FRAME_PENDING;
-	} else {
-		idle = query && query(stream) == CUDA_SUCCESS;
-		if (ev_push(cs, stream, ptsz, 0, true))
-			fr->how = idle ? FRAME_IDLE : FRAME_FRESH;
+	} else if (ev_push(cs, stream, ptsz, 0, true)) {
+		fr->how = FRAME_FRESH;
 	}
 }
 
 /*
- * The host time in the frame of a timed launch before its kernel was
- * submitted, where the launch call returned at @called (*@off), or false
- * where it is not known. The kernel is submitted at the end of the call,
- * after what the driver does first. If the event before it is still
- * pending then, the kernel starts as it completes: nothing to take off.
- * If it completed, the frame holds some of the call: a few microseconds
- * of a call that only queues the kernel, left in (taking them off would
- * take off what the host did after submitting it as well, a wake-up of
- * another thread, a preemption); but a call of GS_SLOW_LAUNCH_US or more
- * is the driver loading the kernel (or a host away meanwhile), which would
- * otherwise stand for the kernel's length until later samples averaged it
- * away. Its time, from the look just before the event's recording
- * (frame_start()), is taken off where the stream was idle then (the event
- * completed as it was recorded); elsewhere the event completed at a time
- * not known, and the launch gives no sample. @start: that event. Caller
- * holds cs->lock.
+ * Is the frame of a timed launch whose call returned at @called a sample
+ * of its kernel? If the event before the kernel (@start) is still pending
+ * once the call returned, the kernel starts as that event completes, and
+ * the frame is the kernel's however long the call took. If it completed,
+ * the frame holds the part of the call before the kernel was submitted: a
+ * few microseconds of a call that only queues it, left in. A call of
+ * GS_SLOW_LAUNCH_US or more is the driver loading the kernel before it
+ * submits it, or a host away (a thread preempted, a virtual CPU held)
+ * before or after the submission: which of them is not known, and so
+ * neither is the kernel's part of the frame. Taking the whole call off
+ * would leave a host away while the kernel ran a sample of a fraction of
+ * the kernel, and the queue bound and the early hand-over, counted in
+ * those lengths, would let several times the work queue up and be left
+ * behind. Such a launch gives no sample; a kernel whose length is not
+ * known yet is timed again at its next launch (time_this_of()). The
+ * call's time counts from the look before the event was recorded
+ * (frame_start()). Caller holds cs->lock.
  */
-static bool frame_off(const struct gs_frame *fr, CUevent start,
-		      uint64_t called, uint64_t *off)
+static bool frame_known(const struct gs_frame *fr, CUevent start,
+			uint64_t called)
 {
 	uint64_t took = called > fr->since ? called - fr->since : 0;
 
-	*off = 0;
-	if (took < 1000ull * GS_SLOW_LAUNCH_US ||
-	    real.cuEventQuery(start) == CUDA_ERROR_NOT_READY)
-		return true;
-	if (fr->how != FRAME_IDLE)
-		return false;
-	*off = took;
-	return true;
+	return took < 1000ull * GS_SLOW_LAUNCH_US ||
+	       real.cuEventQuery(start) == CUDA_ERROR_NOT_READY;
 }
 
 /*
@@ -807,7 +793,7 @@ static bool frame_off(const struct gs_frame *fr, CUevent start,
  * CPU held, a lock waited for) and the event completed as it was
  * recorded: the kernel had ended, when is not known, and the launch gives
  * no sample. One kept would stand for the kernel's length, as a loading
- * would (frame_off()). Less time is left in, as on the start's side: a
+ * would (frame_known()). Less time is left in, as on the start's side: a
  * kernel of a few microseconds may end before the event is recorded.
  * Caller holds cs->lock.
  */
@@ -862,7 +848,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	    const struct gs_frame *fr, uint64_t called)
 {
 	struct gs_klen *k;
-	uint64_t len, off = 0;
+	uint64_t len;
 
 	pthread_mutex_lock(&cs->lock);
 	/* Looked up once for the length and for time_this_of() below: the
@@ -901,7 +887,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		if (fr->how != FRAME_NONE && cs->nr &&
 		    cs->ev_mark[last] + 1 == cs->launches &&
 		    cs->ev_stream[last] == stream &&
-		    frame_off(fr, cs->ev[last], called, &off))
+		    frame_known(fr, cs->ev[last], called))
 			framed = key;
 		/* Untimed launches get an event now and then, so that
 		 * what is in flight is known (the queue bound, a drain);
@@ -918,7 +904,6 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 			if (framed) {
 				unsigned int slot = ring_mod(cs, cs->head + cs->nr - 1);
 
-				cs->ev_off[slot] = off;
 				if (frame_late(cs->ev[slot], called)) {
 					cs->ev_key[slot] = 0;
 					STAT_INC(late_frames);

@@ -100,8 +100,6 @@ struct real_tab {
 	CUresult (*cuEventSynchronize)(CUevent);
 	CUresult (*cuEventQuery)(CUevent);
 	CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
-	CUresult (*cuStreamQuery)(CUstream);
-	CUresult (*cuStreamQuery_ptsz)(CUstream);
 	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuStreamIsCapturing_ptsz)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
@@ -202,10 +200,6 @@ struct gs_ctx {
 	 * times then frame that kernel. 0: no.
 	 */
 	uint64_t ev_key[GS_RING];
-	/* For such an event: the host time in its frame before the kernel
-	 * was submitted (queued()), taken off the sample.
-	 */
-	uint64_t ev_off[GS_RING];
 	CUstream ev_stream[GS_RING];
 	/* The newest event popped, kept unrecorded for the next one's
 	 * frame while prev_ok (so the ring holds one event fewer).
@@ -324,13 +318,12 @@ enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
 /*
  * A timed launch's start (frame_start()): the event before it on its
  * stream was still pending (the kernel starts as it completes), or was
- * recorded fresh onto an idle stream (it completes at once, and the
- * kernel starts only once the launch call has submitted it), or fresh
- * onto one that may not be idle. @since: when the host last saw that
- * event pending, or recorded it.
+ * recorded fresh (it may complete during the launch call, and the kernel
+ * starts only once the call has submitted it: frame_known()). @since:
+ * when the host last saw that event pending, or recorded it.
  */
 struct gs_frame {
-	enum { FRAME_NONE, FRAME_PENDING, FRAME_IDLE, FRAME_FRESH } how;
+	enum { FRAME_NONE, FRAME_PENDING, FRAME_FRESH } how;
 	uint64_t since;
 };
 

@@ -36,6 +36,10 @@
  *  - $GS_DOUBLE_LOAD_US (default 0): the first launch of each kernel in a
  *    context spends that long in the call before it queues the kernel, as
  *    the driver's lazy loading does (the first 64 kernels remembered);
+ *  - $GS_DOUBLE_LAUNCH_STALL_US (default 0): every second kernel launch
+ *    call takes that long after it queued the kernel, as one whose thread
+ *    is preempted (a virtual CPU held) right after submitting: the kernel
+ *    runs meanwhile;
  *  - $GS_DOUBLE_RECORD_STALL_US (default 0): one in three calls of
  *    cuEventRecord() on an event that takes timestamps takes that long,
  *    as from a thread preempted on a loaded host: two such calls before
@@ -163,6 +167,8 @@ static struct {
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
 	uint64_t block_wake_ns;		/* $GS_DOUBLE_BLOCK_WAKE_US */
 	uint64_t load_ns;		/* $GS_DOUBLE_LOAD_US */
+	uint64_t launch_stall_ns;	/* $GS_DOUBLE_LAUNCH_STALL_US */
+	atomic_uint launch_calls;	/* ... every second one of these */
 	uint64_t record_stall_ns;	/* $GS_DOUBLE_RECORD_STALL_US */
 	atomic_uint timing_records;	/* ... one in three of these */
 	/* This process's share of each GPU's count of running kernels,
@@ -555,6 +561,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.block_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	s = getenv("GS_DOUBLE_LOAD_US");
 	D.load_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
+	s = getenv("GS_DOUBLE_LAUNCH_STALL_US");
+	D.launch_stall_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	s = getenv("GS_DOUBLE_RECORD_STALL_US");
 	D.record_stall_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	D.mem_total = gsd_mem_size(getenv("GS_DOUBLE_MEM"), GSD_MEM_DEFAULT);
@@ -1084,6 +1092,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 static CUresult launch(CUstream s, uintptr_t us)
 {
 	CUcontext c = stream_ctx(s);
+	CUresult r;
 
 	if (!c || c->dead)
 		return CUDA_ERROR_INVALID_CONTEXT;
@@ -1103,7 +1112,11 @@ static CUresult launch(CUstream s, uintptr_t us)
 		if (!seen)	/* loaded lazily, in the call */
 			sleep_until_ns(now_ns() + D.load_ns);
 	}
-	return enqueue(c, us, true);
+	r = enqueue(c, us, true);
+	if (r == CUDA_SUCCESS && D.launch_stall_ns &&
+	    atomic_fetch_add(&D.launch_calls, 1) % 2)
+		sleep_until_ns(now_ns() + D.launch_stall_ns);
+	return r;
 }
 
 #define KPARAMS CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, \
