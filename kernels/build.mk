@@ -71,7 +71,7 @@ $(KERNELS_OUT)/fixedwork_fatbin.h: $(KERNELS_OUT)/fixedwork.fatbin
 $(KERNELS_OUT)/gs-driver-client $(KERNELS_OUT)/gs-event-cost: \
 		$(KERNELS_OUT)/%: kernels/%.c \
 		$(KERNELS_OUT)/fixedwork_fatbin.h $(KERNELS_OUT)/gs-common.o \
-		kernels/gs-common.h kernels/fixedwork.h
+		kernels/gs-common.h kernels/cu-check.h kernels/fixedwork.h
 	$(call kernels_say,CCLD,$@)
 	$(Q)$(CC) $(KERNELS_CFLAGS) -o $@ $< $(KERNELS_OUT)/gs-common.o \
 		$(addprefix -L,$(KERNELS_STUBS)) -lcuda -lm -pthread

@@ -13,21 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cu-check.h"
 #include "fixedwork.h"
 #include "gs-common.h"
 #include "fixedwork_fatbin.h"	/* generated: gs_fixedwork_fatbin[] */
-
-#define CU_CHECK(call)							\
-	do {								\
-		CUresult e_ = (call);					\
-		if (e_ != CUDA_SUCCESS) {				\
-			const char *n_ = NULL, *s_ = NULL;		\
-			cuGetErrorName(e_, &n_);			\
-			cuGetErrorString(e_, &s_);			\
-			gs_die("%s:%d: %s: %s (%s)", __FILE__, __LINE__, \
-			       #call, s_ ? s_ : "?", n_ ? n_ : "?");	\
-		}							\
-	} while (0)
 
 struct drv_priv {
 	const char *cubin;

@@ -20,20 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cu-check.h"
 #include "fixedwork.h"
 #include "gs-common.h"
 #include "fixedwork_fatbin.h"	/* generated: gs_fixedwork_fatbin[] */
-
-#define CU_CHECK(call)							\
-	do {								\
-		CUresult e_ = (call);					\
-		if (e_ != CUDA_SUCCESS) {				\
-			const char *n_ = NULL;				\
-			cuGetErrorName(e_, &n_);			\
-			gs_die("%s:%d: %s: %s", __FILE__, __LINE__,	\
-			       #call, n_ ? n_ : "?");			\
-		}							\
-	} while (0)
 
 /* Events recorded in turn: more than the kernels queued at once. */
 #define EC_RING 64
