@@ -93,8 +93,8 @@ uint64_t gs_est_near(const struct gs_est *e, uint64_t end) GS_HIDDEN_EST;
  * The longest nap of a wait for an event with @behind of our GPU time
  * queued after it: half of that, so that a look sees the event before the
  * GPU runs out of our work, and no less than @min. 0 where @behind is
- * @spin or more (@spin 0: always): a blocking wait's late wake-up hides
- * behind that much work, and costs no CPU meanwhile.
+ * @spin or more (@spin 0: always): the usual wait's longer naps (up to
+ * GS_EV_NAP_MAX_NS) hide behind that much work, and cost fewer wake-ups.
  */
 uint64_t gs_nap_most(uint64_t behind, uint64_t spin, uint64_t min) GS_HIDDEN_EST;
 

@@ -46,10 +46,6 @@
  *    the event is recorded (it takes its time when the call comes back),
  *    then two after, and so on, so that where a caller records events in
  *    pairs, the first and the second of a pair each meet both kinds;
- *  - $GS_DOUBLE_BLOCK_WAKE_US (default 0): cuEventSynchronize() on a
- *    pending event created with CU_EVENT_BLOCKING_SYNC returns that long
- *    after the event completed, as a thread woken from a deep idle state
- *    does; cuEventQuery() sees the completion at once;
  *  - cuEventSynchronize() on a pending event created without
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
@@ -161,11 +157,9 @@ static struct {
 	atomic_ullong blocking_records;	/* gs_double_blocking_records() */
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
-	atomic_ullong starved_wakes;	/* gs_double_starved_wakes() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
-	uint64_t block_wake_ns;		/* $GS_DOUBLE_BLOCK_WAKE_US */
 	uint64_t load_ns;		/* $GS_DOUBLE_LOAD_US */
 	uint64_t launch_stall_ns;	/* $GS_DOUBLE_LAUNCH_STALL_US */
 	atomic_uint launch_calls;	/* ... every second one of these */
@@ -557,8 +551,6 @@ EXPORT CUresult cuInit(unsigned int flags)
 	D.late_gap_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 500);
 	s = getenv("GS_DOUBLE_LATE_WAKE_US");
 	D.late_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
-	s = getenv("GS_DOUBLE_BLOCK_WAKE_US");
-	D.block_wake_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	s = getenv("GS_DOUBLE_LOAD_US");
 	D.load_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 0);
 	s = getenv("GS_DOUBLE_LAUNCH_STALL_US");
@@ -1066,23 +1058,6 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 	if (!e->blocking && pending)
 		atomic_fetch_add(&D.spin_syncs, 1);
 	wait_seq(e->ctx, e->seq);
-	if (e->blocking && pending && D.block_wake_ns) {
-		CUcontext c = e->ctx;
-		uint64_t behind, sub;
-
-		pthread_mutex_lock(&c->lock);
-		behind = c->kernels;
-		sub = c->submitted;
-		pthread_mutex_unlock(&c->lock);
-		sleep_until_ns(now_ns() + D.block_wake_ns);
-		/* The late wake-up let the context's work behind the event
-		 * run out, nothing launched meanwhile: the GPU waited.
-		 */
-		pthread_mutex_lock(&c->lock);
-		if (behind && !c->kernels && c->submitted == sub)
-			atomic_fetch_add(&D.starved_wakes, 1);
-		pthread_mutex_unlock(&c->lock);
-	}
 	return CUDA_SUCCESS;
 }
 
@@ -1867,11 +1842,6 @@ EXPORT uint64_t gs_double_launched_over(void)
 EXPORT uint64_t gs_double_late_gaps(void)
 {
 	return atomic_load(&D.late_gaps);
-}
-
-EXPORT uint64_t gs_double_starved_wakes(void)
-{
-	return atomic_load(&D.starved_wakes);
 }
 
 EXPORT uint64_t gs_double_others_queued_us(void)

@@ -112,11 +112,6 @@ typedef uint64_t (*gsd_late_gaps_fn)(void);
  */
 typedef uint64_t (*gsd_queued_max_fn)(void);
 #define GSD_QUEUED_MAX_SYM "gs_double_queued_max"
-/* Blocking waits whose late wake-up ($GS_DOUBLE_BLOCK_WAKE_US) let the
- * context's work queued behind the event run out before they returned.
- */
-typedef uint64_t (*gsd_starved_wakes_fn)(void);
-#define GSD_STARVED_WAKES_SYM "gs_double_starved_wakes"
 /* The work other processes have queued or running on the current
  * context's GPU, in microseconds: on a GPU that runs one process's work at
  * a time, what a kernel launched now would wait for.

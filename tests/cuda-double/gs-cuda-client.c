@@ -135,7 +135,6 @@ static gsd_spin_syncs_fn spin_syncs;
 static gsd_blocking_records_fn blocking_records;
 static gsd_late_gaps_fn late_gaps;
 static gsd_queued_max_fn queued_max;
-static gsd_starved_wakes_fn starved_wakes;
 static gsd_others_queued_us_fn others_queued_us;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
@@ -278,7 +277,6 @@ static void resolve(void)
 	blocking_records = (gsd_blocking_records_fn)sym(h, GSD_BLOCKING_RECORDS_SYM);
 	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
 	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
-	starved_wakes = (gsd_starved_wakes_fn)sym(h, GSD_STARVED_WAKES_SYM);
 	others_queued_us = (gsd_others_queued_us_fn)sym(h, GSD_OTHERS_QUEUED_US_SYM);
 }
 
@@ -764,7 +762,7 @@ int main(int argc, char **argv)
 		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu blocking_records=%llu late_gaps=%llu starved_wakes=%llu\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu blocking_records=%llu late_gaps=%llu\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
@@ -772,8 +770,7 @@ int main(int argc, char **argv)
 	       mps_priority(), (unsigned long long)launched_over(),
 	       (unsigned long long)spin_syncs(),
 	       (unsigned long long)blocking_records(),
-	       (unsigned long long)late_gaps(),
-	       (unsigned long long)starved_wakes());
+	       (unsigned long long)late_gaps());
 	if (opt.period_us && opt.burst > 1) {
 		printf("stalled_requests=%llu stalled_at=",
 		       (unsigned long long)atomic_load(&stalled_requests));

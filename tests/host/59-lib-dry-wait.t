@@ -83,29 +83,6 @@ else
 		[ "$(( ${gaps:-1000000} * 5 ))" -lt "${nl:-0}" ]
 fi
 
-# A wait for the older of two kernels (beside a probe the holder keeps
-# 300 us queued: two of 100 us) has one kernel behind its event. A blocking
-# wake-up can come later than that (the double models it 1000 us late,
-# GS_DOUBLE_BLOCK_WAKE_US), and the GPU would run out of the holder's work:
-# such a wait naps no longer than half the work behind the event instead.
-# The double counts the blocking waits whose late wake-up let the work
-# queued behind their event run out (starved_wakes): no host stall makes
-# one, and a blocking wait with a kernel behind it makes one nearly every
-# time. The gaps of 500 us or more in the holder's work are shown. Host
-# only: in the VM the kernels are 1 ms, one at a time, and no wait has a
-# kernel behind it.
-if [ "$BACKEND" = kmod ]; then
-	skip "a wait with one kernel behind its event: host only (1 ms kernels in a VM)"
-else
-	BP_BUSY= busy_and_probe 100 100000 GS_DOUBLE_BLOCK_WAKE_US=1000 \
-		GS_DOUBLE_LATE_GAP_US=500
-	starved=$(value starved_wakes "$T/busy.out")
-	nl=$(value launches "$T/busy.out")
-	echo "# blocking wake-ups 1000 us late: $(value late_gaps "$T/busy.out") of $nl kernels queued 500 us or more after the holder's last one ended; $(value yields "$T/busy.err") yields"
-	check "a wait with one kernel behind its event does not block (${starved:-?} waits let the work behind them run out, of $nl kernels)" \
-		[ "${starved:-1000000}" -le $(( ${nl:-0} / 1000 )) ]
-fi
-
 kern=$(us 1000)
 run_probe "$kern" "$(us 200)"
 # Here the idle thread often answers the yield first, when the launching

@@ -166,10 +166,10 @@ static void t_nap_most(void)
 	CHECK(gs_nap_most(12 * US, 200 * US, 10 * US) == 10 * US,
 	      "and never shorter than the least");
 	CHECK(gs_nap_most(200 * US, 200 * US, 10 * US) == 0,
-	      "as much as the spin time behind it: a blocking wait will do");
+	      "as much as the spin time behind it: the usual naps will do");
 	CHECK(gs_nap_most(UINT64_MAX, 200 * US, 10 * US) == 0,
-	      "nothing known behind it: a blocking wait");
-	CHECK(gs_nap_most(0, 0, 10 * US) == 0, "spin time 0: always a blocking wait");
+	      "nothing known behind it: the usual naps");
+	CHECK(gs_nap_most(0, 0, 10 * US) == 0, "spin time 0: always the usual naps");
 }
 
 static const struct tap_test tests[] = {
