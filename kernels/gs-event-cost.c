@@ -6,11 +6,16 @@
  * run without events. Fixed-work kernels of --kernel-us (the fatbin
  * embedded at build time, GPUSCHED_ITERS_PER_US as gs-driver-client reads
  * it) back to back on one non-blocking stream, with the work queued ahead
- * of each record, as a scheduler's events are. The kernels are longer
- * than a record and a launch take, so the GPU's figure is the GPU's cost,
- * not the host's pace. No gpusched: the driver alone.
+ * of each record, as a scheduler's events are: --ahead kernels queued or
+ * running when each is launched (default 32; 0: one at a time, each
+ * launched once the one before it ended, as a program that waits for each
+ * kernel does). The pace is kept by a second ring of plain events,
+ * recorded after the measured one and waited for, the same for every
+ * kind. With kernels queued ahead, the kernels are longer than a record
+ * and a launch take, so the GPU's figure is the GPU's cost, not the
+ * host's pace. No gpusched: the driver alone.
  *
- *   gs-event-cost [--kernel-us N] [--kernels N] [--runs N]
+ *   gs-event-cost [--kernel-us N] [--kernels N] [--runs N] [--ahead N]
  *
  * One line per kind: the fastest of --runs runs (mean host time per
  * record, and its 99th percentile; GPU time per kernel over none).
@@ -27,6 +32,8 @@
 
 /* Events recorded in turn: more than the kernels queued at once. */
 #define EC_RING 64
+/* The most kernels --ahead allows: the pace ring holds one event more. */
+#define EC_AHEAD_MAX (EC_RING - 2)
 
 static const struct {
 	const char *name;
@@ -44,7 +51,9 @@ struct ec {
 	CUstream s;
 	CUdeviceptr out;
 	unsigned int blocks, sentinel, iters;
+	int ahead;		/* --ahead */
 	CUevent t0, t1;
+	CUevent pace[EC_RING];	/* plain: after each kernel, waited for */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -66,8 +75,9 @@ static void launch(struct ec *c)
 
 /*
  * One run of @n kernels with an event of kind @k after each (none for
- * kind 0): the GPU's time per kernel (us) in *@gpu, the host's per record
- * (mean and 99th percentile, us) in *@mean and *@p99.
+ * kind 0), c->ahead kernels queued or running at each launch: the GPU's
+ * time per kernel (us) in *@gpu, the host's per record (mean and 99th
+ * percentile, us) in *@mean and *@p99.
  */
 static void run(struct ec *c, int k, int n, double *rec, double *gpu,
 		double *mean, double *p99)
@@ -80,23 +90,23 @@ static void run(struct ec *c, int k, int n, double *rec, double *gpu,
 	for (i = 0; k && i < EC_RING; i++)
 		CU_CHECK(cuEventCreate(&ev[i], kinds[k].flags));
 	CU_CHECK(cuStreamSynchronize(c->s));
-	/* A few kernels queued first: every record below has work ahead. */
-	for (i = 0; i < 4; i++)
-		launch(c);
 	CU_CHECK(cuEventRecord(c->t0, c->s));
 	for (i = 0; i < n; i++) {
 		double t;
 
+		/* At most c->ahead of ours queued or running: kernel
+		 * i - ahead - 1 has ended.
+		 */
+		if (i > c->ahead)
+			CU_CHECK(cuEventSynchronize(c->pace[(i - c->ahead - 1) % EC_RING]));
 		launch(c);
-		if (!k)
-			continue;
-		/* Keep the queue short: waits on an event well behind. */
-		if (i >= EC_RING / 2)
-			CU_CHECK(cuEventSynchronize(ev[(i - EC_RING / 2) % EC_RING]));
-		t = gs_now_us();
-		CU_CHECK(cuEventRecord(ev[i % EC_RING], c->s));
-		rec[i] = gs_now_us() - t;
-		sum += rec[i];
+		if (k) {
+			t = gs_now_us();
+			CU_CHECK(cuEventRecord(ev[i % EC_RING], c->s));
+			rec[i] = gs_now_us() - t;
+			sum += rec[i];
+		}
+		CU_CHECK(cuEventRecord(c->pace[i % EC_RING], c->s));
 	}
 	CU_CHECK(cuEventRecord(c->t1, c->s));
 	CU_CHECK(cuEventSynchronize(c->t1));
@@ -114,9 +124,10 @@ static void run(struct ec *c, int k, int n, double *rec, double *gpu,
 
 static void usage(const char *me)
 {
-	fprintf(stderr, "usage: %s [--kernel-us N] [--kernels N] [--runs N]\n"
-		"What recording an event after each kernel costs, by kind.\n",
-		me);
+	fprintf(stderr, "usage: %s [--kernel-us N] [--kernels N] [--runs N] [--ahead N]\n"
+		"What recording an event after each kernel costs, by kind.\n"
+		"  --ahead N   kernels queued or running at each launch (0-%d, default 32)\n",
+		me, EC_AHEAD_MAX);
 	exit(2);
 }
 
@@ -125,7 +136,7 @@ int main(int argc, char **argv)
 	double kernel_us = 20, per_us, *rec, none = 0;
 	int kernels = 4000, runs = 3, per_sm = 0, sms = 0, i, k;
 	const char *env = getenv("GPUSCHED_ITERS_PER_US");
-	struct ec c = { .sentinel = 0x5eed0001u };
+	struct ec c = { .sentinel = 0x5eed0001u, .ahead = 32 };
 	CUcontext ctx;
 	CUmodule mod;
 	CUdevice dev;
@@ -137,10 +148,13 @@ int main(int argc, char **argv)
 			kernels = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--runs"))
 			runs = atoi(argv[++i]);
+		else if (i + 1 < argc && !strcmp(argv[i], "--ahead"))
+			c.ahead = atoi(argv[++i]);
 		else
 			usage(argv[0]);
 	}
-	if (kernel_us <= 0 || kernels < EC_RING || runs < 1)
+	if (kernel_us <= 0 || kernels < EC_RING || runs < 1 || c.ahead < 0 ||
+	    c.ahead > EC_AHEAD_MAX)
 		usage(argv[0]);
 	per_us = env ? atof(env) : 0;
 	if (per_us <= 0)
@@ -166,9 +180,11 @@ int main(int argc, char **argv)
 	CU_CHECK(cuMemAlloc(&c.out, sizeof(unsigned int)));
 	CU_CHECK(cuEventCreate(&c.t0, CU_EVENT_DEFAULT));
 	CU_CHECK(cuEventCreate(&c.t1, CU_EVENT_DEFAULT));
+	for (i = 0; i < EC_RING; i++)
+		CU_CHECK(cuEventCreate(&c.pace[i], CU_EVENT_DISABLE_TIMING));
 
-	printf("%.0f us kernels, %d a run, the fastest of %d runs\n",
-	       kernel_us, kernels, runs);
+	printf("%.0f us kernels, %d a run, %d queued or running at each launch, the fastest of %d runs\n",
+	       kernel_us, kernels, c.ahead, runs);
 	printf("%-22s %14s %14s %18s\n", "event after each", "record us",
 	       "record p99 us", "GPU us per kernel");
 	for (k = 0; k < (int)(sizeof(kinds) / sizeof(kinds[0])); k++) {
