@@ -84,7 +84,12 @@ static double realtime_s(void)
 
 /* ---- options ---------------------------------------------------------- */
 
-static double parse_num(const char *what, const char *s, double lo, double hi)
+void gs_set_prog(const char *name)
+{
+	prog = name;
+}
+
+double gs_parse_num(const char *what, const char *s, double lo, double hi)
 {
 	char *end;
 	double v;
@@ -181,41 +186,41 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 
 	s = getenv("GPUSCHED_START_AT");
 	if (s && *s)
-		o->start_at = parse_num("GPUSCHED_START_AT", s, 0, 1e11);
+		o->start_at = gs_parse_num("GPUSCHED_START_AT", s, 0, 1e11);
 	s = getenv("GPUSCHED_ITERS_PER_US");
 	if (s && *s)
-		o->iters_per_us = parse_num("GPUSCHED_ITERS_PER_US", s, 1e-6, 1e9);
+		o->iters_per_us = gs_parse_num("GPUSCHED_ITERS_PER_US", s, 1e-6, 1e9);
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (c) {
 		case O_KUS:
-			o->kernel_us = parse_num("--kernel-us", optarg, 0.01, 1e8);
+			o->kernel_us = gs_parse_num("--kernel-us", optarg, 0.01, 1e8);
 			break;
 		case O_SEC:
-			o->seconds = parse_num("--seconds", optarg, 0.001, 1e6);
+			o->seconds = gs_parse_num("--seconds", optarg, 0.001, 1e6);
 			break;
 		case O_PER:
-			o->period_us = parse_num("--period-us", optarg, 0, 1e9);
+			o->period_us = gs_parse_num("--period-us", optarg, 0, 1e9);
 			break;
 		case O_START:
-			o->start_at = parse_num("--start-at", optarg, 0, 1e11);
+			o->start_at = gs_parse_num("--start-at", optarg, 0, 1e11);
 			break;
 		case O_IPU:
-			o->iters_per_us = parse_num("--iters-per-us", optarg,
+			o->iters_per_us = gs_parse_num("--iters-per-us", optarg,
 						    1e-6, 1e9);
 			break;
 		case O_CAL:
 			o->calibrate = 1;
 			break;
 		case O_WARM:
-			o->warmup_ms = parse_num("--warmup-ms", optarg, 0, 1e6);
+			o->warmup_ms = gs_parse_num("--warmup-ms", optarg, 0, 1e6);
 			break;
 		case O_DEPTH:
-			o->depth = (int)parse_num("--depth", optarg, 1,
+			o->depth = (int)gs_parse_num("--depth", optarg, 1,
 						  GS_MAX_DEPTH);
 			break;
 		case O_DEV:
-			o->device = (int)parse_num("--device", optarg, 0, 1024);
+			o->device = (int)gs_parse_num("--device", optarg, 0, 1024);
 			break;
 		case O_LABEL:
 			o->label = optarg;
@@ -240,11 +245,11 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 			}
 			break;
 		case O_GRAPH:
-			o->graph = (int)parse_num("--graph", optarg, 1,
+			o->graph = (int)gs_parse_num("--graph", optarg, 1,
 						  GS_MAX_GRAPH);
 			break;
 		case O_THREADS:
-			o->lanes = (int)parse_num("--threads", optarg, 1,
+			o->lanes = (int)gs_parse_num("--threads", optarg, 1,
 						  GS_MAX_LANES);
 			break;
 		case O_MIX:
@@ -527,7 +532,7 @@ static void ready_file(struct gs_opts *o)
 			fclose(f);
 			buf[strcspn(buf, "\n")] = '\0';
 			if (n && *buf) {
-				o->start_at = parse_num("GPUSCHED_START_FILE", buf,
+				o->start_at = gs_parse_num("GPUSCHED_START_FILE", buf,
 							0, 1e11);
 				return;
 			}

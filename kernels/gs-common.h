@@ -136,6 +136,16 @@ int gs_main(struct gs_backend *b, struct gs_opts *o);
 /* Monotonic clock in microseconds. */
 double gs_now_us(void);
 
+/* The program's name in messages (gs_die(), gs_parse_num()); gs_parse()
+ * sets it from its options.
+ */
+void gs_set_prog(const char *name);
+
+/* @s as a number within @lo..@hi, or the program exits 2 saying which
+ * option (@what) was bad.
+ */
+double gs_parse_num(const char *what, const char *s, double lo, double hi);
+
 __attribute__((noreturn, format(printf, 1, 2)))
 void gs_die(const char *fmt, ...);
 

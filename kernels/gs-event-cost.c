@@ -122,13 +122,18 @@ static void run(struct ec *c, int k, int n, double *rec, double *gpu,
 		CU_CHECK(cuEventDestroy(ev[i]));
 }
 
-static void usage(const char *me)
+static void usage(const char *me, int status)
 {
-	fprintf(stderr, "usage: %s [--kernel-us N] [--kernels N] [--runs N] [--ahead N]\n"
+	fprintf(status ? stderr : stdout,
+		"usage: %s [--kernel-us N] [--kernels N] [--runs N] [--ahead N]\n"
 		"What recording an event after each kernel costs, by kind.\n"
-		"  --ahead N   kernels queued or running at each launch (0-%d, default 32)\n",
-		me, EC_AHEAD_MAX);
-	exit(2);
+		"  --kernel-us N  each kernel's time (default 20)\n"
+		"  --kernels N    kernels a run (%d or more, default 4000)\n"
+		"  --runs N       runs of each kind, the fastest shown (default 3)\n"
+		"  --ahead N      kernels queued or running at each launch (0-%d, default 32)\n"
+		"GPUSCHED_ITERS_PER_US: the fixed-work kernel's iterations per us on this GPU.\n",
+		me, EC_RING, EC_AHEAD_MAX);
+	exit(status);
 }
 
 int main(int argc, char **argv)
@@ -141,24 +146,24 @@ int main(int argc, char **argv)
 	CUmodule mod;
 	CUdevice dev;
 
+	gs_set_prog("gs-event-cost");
 	for (i = 1; i < argc; i++) {
 		if (i + 1 < argc && !strcmp(argv[i], "--kernel-us"))
-			kernel_us = atof(argv[++i]);
+			kernel_us = gs_parse_num("--kernel-us", argv[++i], 0.01, 1e6);
 		else if (i + 1 < argc && !strcmp(argv[i], "--kernels"))
-			kernels = atoi(argv[++i]);
+			kernels = (int)gs_parse_num("--kernels", argv[++i], EC_RING, 1e7);
 		else if (i + 1 < argc && !strcmp(argv[i], "--runs"))
-			runs = atoi(argv[++i]);
+			runs = (int)gs_parse_num("--runs", argv[++i], 1, 1000);
 		else if (i + 1 < argc && !strcmp(argv[i], "--ahead"))
-			c.ahead = atoi(argv[++i]);
+			c.ahead = (int)gs_parse_num("--ahead", argv[++i], 0, EC_AHEAD_MAX);
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			usage(argv[0], 0);
 		else
-			usage(argv[0]);
+			usage(argv[0], 2);
 	}
-	if (kernel_us <= 0 || kernels < EC_RING || runs < 1 || c.ahead < 0 ||
-	    c.ahead > EC_AHEAD_MAX)
-		usage(argv[0]);
-	per_us = env ? atof(env) : 0;
-	if (per_us <= 0)
+	if (!env)
 		gs_die("set GPUSCHED_ITERS_PER_US (the fixed-work kernel's iterations per us on this GPU)");
+	per_us = gs_parse_num("GPUSCHED_ITERS_PER_US", env, 1e-6, 1e9);
 	c.iters = (unsigned int)(kernel_us * per_us);
 	rec = calloc((size_t)kernels, sizeof(*rec));
 	if (!rec)
