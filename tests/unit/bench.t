@@ -423,12 +423,14 @@ check "rounds: --rounds 0 is refused (exit $rc)" \
 
 # A process alone that waits for each kernel before it launches the next:
 # the GPU idles 10 us after each of its kernels (11 under gpusched), which
-# the matrix gives by the GPU's clock beside the ratio to plain.
+# the matrix gives by the GPU's clock beside the ratio to plain. Under
+# gpusched its library's stats say it reported 1.25 times its kernels'
+# traced time to the token service.
 cat >"$T/gap.scn" <<'SCN'
 title: fake loop alone, waiting for each kernel
 seconds: 1
 modes: default gpusched
-proc: runtime kernel_us=20 FAKE_INDEX=0 FAKE_N=1 FAKE_KGAP_US=10 FAKE_GPUSCHED_KGAP_US=11
+proc: runtime kernel_us=20 FAKE_INDEX=0 FAKE_N=1 FAKE_KGAP_US=10 FAKE_GPUSCHED_KGAP_US=11 FAKE_GPUSCHED_REPORTED=1.25
 SCN
 GS_BUILD=$T/build "$bench" --out "$T/gap" "$T/gap.scn" >"$T/gap.log" 2>&1
 rc=$?
@@ -438,6 +440,8 @@ check "gap: the table gives the process's gap between its kernels, per mode" \
 	grep -q '^  0 gap between its kernels p50 us  *10  *11$' "$T/gap.log"
 check "gap: the matrix gives it beside the ratio to plain, not judged" \
 	grep -q '| gap: gap between kernels p50 us | as-is | 10 | not run | 11 | not run |' "$T/gap/matrix.md"
+check "gap: the table gives the GPU time reported over the traced, under gpusched only" \
+	grep -q "^  0 GPU time reported / by its kernels' clock  *-  *1.25$" "$T/gap.log"
 
 # --modes hooks: the library's hooks alone (GPUSCHED_MPS=1, the latency
 # class; the fake's gap is then 11 us, 12 under gpusched), run just before gpusched and given
