@@ -306,10 +306,10 @@ static double pct(const double *v, size_t n, double q)
 	return v[k - 1];
 }
 
-static double median(double *v, size_t n)
+double gs_sort_pct(double *v, size_t n, double q)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
-	return pct(v, n, 0.5);
+	return pct(v, n, q);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -363,7 +363,7 @@ static double time_median(struct gs_backend *b, uint32_t iters, int reps)
 
 	for (i = 0; i < reps && i < 16; i++)
 		t[i] = b->time_one(b, iters);
-	return median(t, (size_t)i);
+	return gs_sort_pct(t, (size_t)i, 0.5);
 }
 
 static uint32_t iters_for(double us, double ipu)

@@ -146,6 +146,9 @@ void gs_set_prog(const char *name);
  */
 double gs_parse_num(const char *what, const char *s, double lo, double hi);
 
+/* Sort @v (@n values) and give its nearest-rank @q percentile (0 for none). */
+double gs_sort_pct(double *v, size_t n, double q);
+
 __attribute__((noreturn, format(printf, 1, 2)))
 void gs_die(const char *fmt, ...);
 

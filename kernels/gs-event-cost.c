@@ -56,13 +56,6 @@ struct ec {
 	CUevent pace[EC_RING];	/* plain: after each kernel, waited for */
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void launch(struct ec *c)
 {
 	unsigned int it = c->iters;
@@ -113,11 +106,7 @@ static void run(struct ec *c, int k, int n, double *rec, double *gpu,
 	CU_CHECK(cuEventElapsedTime(&ms, c->t0, c->t1));
 	*gpu = (double)ms * 1000.0 / n;
 	*mean = k ? sum / n : 0;
-	*p99 = 0;
-	if (k) {
-		qsort(rec, (size_t)n, sizeof(*rec), cmp_double);
-		*p99 = rec[n * 99 / 100];
-	}
+	*p99 = k ? gs_sort_pct(rec, (size_t)n, 0.99) : 0;
 	for (i = 0; k && i < EC_RING; i++)
 		CU_CHECK(cuEventDestroy(ev[i]));
 }
