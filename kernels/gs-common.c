@@ -207,7 +207,7 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 			break;
 		case O_IPU:
 			o->iters_per_us = gs_parse_num("--iters-per-us", optarg,
-						    1e-6, 1e9);
+						       1e-6, 1e9);
 			break;
 		case O_CAL:
 			o->calibrate = 1;
@@ -217,7 +217,7 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 			break;
 		case O_DEPTH:
 			o->depth = (int)gs_parse_num("--depth", optarg, 1,
-						  GS_MAX_DEPTH);
+						     GS_MAX_DEPTH);
 			break;
 		case O_DEV:
 			o->device = (int)gs_parse_num("--device", optarg, 0, 1024);
@@ -246,11 +246,11 @@ void gs_parse(struct gs_opts *o, int argc, char **argv, const char *extra_opt,
 			break;
 		case O_GRAPH:
 			o->graph = (int)gs_parse_num("--graph", optarg, 1,
-						  GS_MAX_GRAPH);
+						     GS_MAX_GRAPH);
 			break;
 		case O_THREADS:
 			o->lanes = (int)gs_parse_num("--threads", optarg, 1,
-						  GS_MAX_LANES);
+						     GS_MAX_LANES);
 			break;
 		case O_MIX:
 			o->mix = 1;
@@ -533,7 +533,7 @@ static void ready_file(struct gs_opts *o)
 			buf[strcspn(buf, "\n")] = '\0';
 			if (n && *buf) {
 				o->start_at = gs_parse_num("GPUSCHED_START_FILE", buf,
-							0, 1e11);
+							   0, 1e11);
 				return;
 			}
 		}
