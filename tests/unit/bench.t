@@ -216,8 +216,8 @@ cat >"$T/mxpair.scn" <<'SCN'
 title: fake pair, matrix
 seconds: 1
 clients: window4 sync mixed
-proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=2 FAKE_GAP_US=100 FAKE_GPUSCHED_GAP_US=2000 FAKE_WORSE_IF=--wait
-proc: runtime kernel_us=100 FAKE_INDEX=1 FAKE_N=2 FAKE_GAP_US=100 FAKE_GPUSCHED_GAP_US=2000 FAKE_WORSE_IF=--wait
+proc: runtime kernel_us=100 FAKE_INDEX=0 FAKE_N=2 FAKE_GAP_US=100 FAKE_GPUSCHED_GAP_US=2000 FAKE_WORSE_IF=--wait FAKE_GPUSCHED_MEASURED=1.1
+proc: runtime kernel_us=100 FAKE_INDEX=1 FAKE_N=2 FAKE_GAP_US=100 FAKE_GPUSCHED_GAP_US=2000 FAKE_WORSE_IF=--wait FAKE_GPUSCHED_MEASURED=1.1
 SCN
 cat >"$T/mxprobe.scn" <<'SCN'
 title: fake probe beside a busy process, matrix
@@ -318,6 +318,15 @@ s = r['summary']['default']
 print('%.3f %.3f' % (s['share'][0], s['gpu_share'][0]))" 2>/dev/null)
 check "mixed lengths: the share from the trace matches the client's ($mx1)" \
 	sh -c "set -- $mx1; [ -n \"\$1\" ] && awk -v a=\$1 -v b=\$2 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }'"
+# The launch length measured over the kernels' own: per process where a
+# launch is one kernel of one length; none for mixed lengths, whose
+# context mean is not what the library goes by.
+ml=$(python3 -c "
+import json
+r = dict((x['tag'], x['summary']['gpusched']['measured']) for x in json.load(open('$mxj')))
+print(r['mxpair.window4'], r['mxpair.mixed'])" 2>/dev/null)
+check "launch length measured: 1.1 of the kernels' own, none for mixed lengths ($ml)" \
+	[ "$ml" = "[1.1, 1.1] [None, None]" ]
 ts=$(python3 -c "
 import json
 r = [x for x in json.load(open('$mxj')) if x['tag'] == 'mxtorch.torch-train-sync'][0]
