@@ -15,7 +15,10 @@
 #   alone  nobody else attached
 #   busy   beside a busy normal-class neighbour (20 us kernels back to back)
 #   probe  beside a latency-class probe (50 us kernel every 2 ms)
-# Default: all four. The neighbours run natively. Figures are per launch
+#   latency  a latency-class client (a 200 us kernel every 2 ms, each
+#          waited for), beside a busy normal-class neighbour: its launches
+#          go beside the holder, each on its request's critical path
+# Default: all five. The neighbours run natively. Figures are per launch
 # of the measured client (tests/bench/cg-launch-cost.py says what is
 # counted). A measurement: it judges nothing, and make check does not run
 # it. Environment: LC_SECONDS (the measured run, default 4), LC_WARMUP
@@ -58,16 +61,20 @@ while ! grep -q 'listening on' "$T/arbiter.log" && [ $i -lt 100 ]; do
 	i=$((i + 1))
 done
 
-# measure NAME PRELOAD: the client under callgrind, one file per thread,
+# measure NAME PRELOAD PERIOD-US [ENV...]: the client under callgrind
+# (PRELOAD: the library, or none; PERIOD-US: its --period-us; ENV: its
+# environment's additions), one file per thread,
 # its counts zeroed after the warm-up, so that what is counted is the
 # steady state, not loading, attaching and making events (shared by a
 # number of launches that varies with the machine's load). --fair-sched:
 # threads take turns in order, so that the counts repeat.
 measure() {
+	name=$1 pre=$2 period=$3
+	shift 3
 	valgrind -q --tool=callgrind --fair-sched=yes --separate-threads=yes \
-		--trace-children=yes --callgrind-out-file="$T/$1.%p" \
-		env ${2:+LD_PRELOAD=$2} "$client" --kernel-us "$kus" --period-us 1 \
-		--seconds "$secs" >"$T/$1.out" 2>&1 &
+		--trace-children=yes --callgrind-out-file="$T/$name.%p" \
+		env ${pre:+LD_PRELOAD=$pre} "$@" "$client" --kernel-us "$kus" \
+		--period-us "$period" --seconds "$secs" >"$T/$name.out" 2>&1 &
 	m=$!
 	sleep "$warmup"
 	callgrind_control -z "$m" >/dev/null
@@ -86,22 +93,27 @@ stop_neighbour() {
 	nb=
 }
 
-for c in ${*:-plain alone busy probe}; do
+for c in ${*:-plain alone busy probe latency}; do
 	case $c in
 	plain)
-		measure plain ""
+		measure plain "" 1
 		;;
 	alone)
-		measure alone "$lib"
+		measure alone "$lib" 1
 		;;
 	busy)
 		neighbour "$client" --kernel-us 20
-		measure busy "$lib"
+		measure busy "$lib" 1
 		stop_neighbour
 		;;
 	probe)
 		neighbour GPUSCHED_CLASS=latency "$client" --kernel-us 50 --period-us 2000
-		measure probe "$lib"
+		measure probe "$lib" 1
+		stop_neighbour
+		;;
+	latency)
+		neighbour "$client" --kernel-us 20
+		measure latency "$lib" 2000 GPUSCHED_CLASS=latency
 		stop_neighbour
 		;;
 	*)
