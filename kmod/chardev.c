@@ -147,10 +147,10 @@ static void gs_vma_flags(struct vm_area_struct *vma)
 #ifdef GS_HAVE_VM_FLAGS_MOD
 	/* 6.3 made vm_flags read-only outside the mm helpers. */
 	vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
-		     VM_MAYWRITE);
+		     VM_MAYWRITE | VM_MAYEXEC);
 #else
 	vma->vm_flags |= VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP;
-	vma->vm_flags &= ~VM_MAYWRITE;
+	vma->vm_flags &= ~(VM_MAYWRITE | VM_MAYEXEC);
 #endif
 }
 
@@ -191,7 +191,8 @@ static const struct file_operations gs_status_fops = {
 };
 
 /*
- * The status page: exactly one page at offset 0, shared, never writable.
+ * The status page: exactly one page at offset 0, shared, never writable,
+ * never made executable (no mprotect() upgrade: the flags cleared).
  * The mapping refers to a file of its own rather than to /dev/gpusched's,
  * so that close() of the device file releases the client (and its token)
  * even while the page is mapped, as the uapi header says.

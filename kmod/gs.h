@@ -47,6 +47,7 @@ struct gs_gpu {
 	struct rb_root clients_by_pid;	/* gs_client.pid_node, by (pid, id) */
 	struct rb_root uids;		/* struct gs_uid_count, by uid */
 	struct list_head overruns;	/* gs_client.overrun_node, to report */
+	bool removed;			/* reclaimed (gs_gpu_unused()) */
 	struct hrtimer timer;		/* fires at gs_pol_next_event() */
 	/* Reports overruns (the overruns list) outside the lock. */
 	struct work_struct overrun_work;
@@ -189,6 +190,7 @@ struct gs_client *gs_client_of_pid_after_locked(struct gs_gpu *gpu,
 int gs_client_admin_set_locked(struct gs_gpu *gpu, struct gs_client *c,
 			       const struct gpusched_params *p, u32 policy);
 void gs_gpus_exit(void);
+void gs_restart_exit(void);
 
 /* netlink.c */
 int gs_netlink_init(void);

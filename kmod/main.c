@@ -141,6 +141,7 @@ err_sysfs:
 static void __exit gs_exit(void)
 {
 	gs_chardev_exit();
+	gs_restart_exit();
 	gs_debug_exit();
 	gs_netlink_exit();
 	gs_gpus_exit();

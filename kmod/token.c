@@ -13,7 +13,9 @@
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/sched.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/restart_block.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -185,6 +187,8 @@ static struct gs_gpu *gs_gpu_unused(void)
 			unused = gs_pol_knob_get(&gpu->pol.p, &gs_pol_knobs[i]) ==
 				 gs_pol_knob_get(&gs_defaults.params,
 						 &gs_pol_knobs[i]);
+		/* In the same hold: a knob stored after it would be lost. */
+		gpu->removed = unused;
 		gs_gpu_unlock(gpu);
 		if (unused)
 			return gpu;
@@ -327,7 +331,8 @@ void gs_gpus_exit(void)
  * written back under the same lock, so concurrent writers of different
  * knobs do not undo each other.
  *
- * Return: 0, or -EINVAL when a value is out of range (nothing changes).
+ * Return: 0, -EINVAL when a value is out of range (nothing changes), or
+ * -ENODEV when the token is being reclaimed for another UUID.
  */
 int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask)
 {
@@ -337,6 +342,10 @@ int gs_gpu_set_knobs(struct gs_gpu *gpu, const u32 *vals, unsigned int mask)
 	int err, i;
 
 	gs_gpu_lock(gpu);
+	if (gpu->removed) {
+		gs_gpu_unlock(gpu);
+		return -ENODEV;
+	}
 	p = gpu->pol.p;
 	for (i = 0; i < GS_POL_NR_KNOBS; i++)
 		if (mask & (1U << i))
@@ -777,30 +786,58 @@ static long gs_restart_marker(struct restart_block *rb)
 	return -EINTR;
 }
 
-/* What the block holds once a restart was recognised: no restart pending. */
-static long gs_restart_done(struct restart_block *rb)
+/*
+ * What the block holds with no restart pending: the kernel's own
+ * do_no_restart_syscall(), which a handler's sigreturn writes too (not
+ * exported; read from the idle task, which makes no system call). No
+ * address of this module may stay in a task's block: restart_syscall(2)
+ * calls it, after an unload too.
+ */
+static long (*gs_no_restart(void))(struct restart_block *)
 {
-	return -EINTR;
+	return READ_ONCE(init_task.restart_block.fn);
+}
+
+/**
+ * gs_restart_exit() - take the restart marker out of every task
+ *
+ * Called at module exit. A restart consumes its marker when it comes back
+ * to the module (gs_client_restarted()); one that never does (its file
+ * closed by another thread before it ran) leaves the marker until the
+ * task's next sigreturn. cmpxchg(): a task may write its own block
+ * meanwhile.
+ */
+void gs_restart_exit(void)
+{
+	long (*none)(struct restart_block *rb) = gs_no_restart();
+	struct task_struct *p, *t;
+
+	rcu_read_lock();
+	for_each_process_thread(p, t)
+		cmpxchg(&t->restart_block.fn, gs_restart_marker, none);
+	rcu_read_unlock();
 }
 
 /*
  * Is this ACQUIRE the restart of the one that returned -ERESTARTNOHAND on
  * @c? The same task, no handler run since (the marker is still there),
- * and the same request. Consumes the marker either way. Caller holds the
- * token's lock.
+ * and the same request. Consumes the task's marker either way (it is the
+ * task's, whichever file set it), and @c's pending restart if it is this
+ * task's: another thread's ACQUIRE on the file leaves that one alone.
+ * Caller holds the token's lock.
  */
 static bool gs_client_restarted(struct gs_client *c,
 				const struct gpusched_acquire *a, bool yield)
 {
-	bool restarted = c->restart_task == current &&
-			 current->restart_block.fn == gs_restart_marker &&
+	bool marked = current->restart_block.fn == gs_restart_marker;
+	bool restarted = marked && c->restart_task == current &&
 			 c->restart_yield == yield &&
 			 !memcmp(&c->restart_req, a, sizeof(*a));
 
-	if (c->restart_task == current &&
-	    current->restart_block.fn == gs_restart_marker)
-		current->restart_block.fn = gs_restart_done;
-	c->restart_task = NULL;
+	if (marked)
+		current->restart_block.fn = gs_no_restart();
+	if (c->restart_task == current)
+		c->restart_task = NULL;
 	return restarted;
 }
 
@@ -1022,12 +1059,12 @@ int gs_client_mem(struct gs_client *c, u64 bytes, bool reserve)
 
 	if (!gpu)
 		return -ENOTCONN;
-	spin_lock_bh(&gpu->lock);
+	gs_gpu_lock(gpu);
 	err = reserve ? gs_mem_reserve(&gpu->pol, &c->pol, bytes) :
 			gs_mem_return(&gpu->pol, &c->pol, bytes);
 	if (!err)
 		gs_status_sync_locked(gpu, c, ktime_get_ns());
-	spin_unlock_bh(&gpu->lock);
+	gs_gpu_unlock(gpu);
 	return err;
 }
 

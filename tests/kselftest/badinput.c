@@ -214,6 +214,9 @@ TEST_F(badinput, status_mapping_rules)
 	/* Read-only for good: no upgrade, no growth. */
 	EXPECT_EQ(-1, mprotect((void *)st, PAGE, PROT_READ | PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
+	/* Data, never code. */
+	EXPECT_EQ(-1, mprotect((void *)st, PAGE, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
 	p = mremap((void *)st, PAGE, 2 * PAGE, MREMAP_MAYMOVE);
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(GPUSCHED_STATUS_VERSION, st->version);

@@ -11,11 +11,8 @@
  * then with max_gpus=3, and in the end as it was. It needs the runner's
  * /gpusched.ko and no client of any other program left.
  */
-#include <dirent.h>
-#include <sys/syscall.h>
 #include "gs_test.h"
 
-#define GS_MODULE_PATH	"/gpusched.ko"
 #define MAX		3
 
 FIXTURE(capacity) {
@@ -24,49 +21,13 @@ FIXTURE(capacity) {
 	int fds[MAX];
 };
 
-static const char *const gs_params[] = {
-	"max_gpus", "timeslice_us", "grace_us", "min_grant_us", "starve_us",
-	"window_us", "latency_pct", "latency_queue_us", "handover_us",
-	"dev_mode",
-};
-
-static int gs_module_unload(void)
-{
-	return syscall(SYS_delete_module, "gpusched", O_NONBLOCK) ? -errno : 0;
-}
-
-static int gs_module_load(const char *params)
-{
-	int fd = open(GS_MODULE_PATH, O_RDONLY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return err;
-}
-
-static int gs_module_reload(const char *params)
-{
-	int err = gs_module_unload();
-
-	return err ? err : gs_module_load(params);
-}
-
 FIXTURE_SETUP(capacity)
 {
-	size_t len = 0;
 	unsigned int i;
-	long long v;
 
 	if (access(GS_MODULE_PATH, R_OK))
 		SKIP(return, "%s: not in the test VM", GS_MODULE_PATH);
-	for (i = 0; i < ARRAY_SIZE(gs_params); i++) {
-		v = gs_param_read(gs_params[i]);
-		ASSERT_LE(0, v) TH_LOG("parameter %s", gs_params[i]);
-		len += snprintf(self->params + len, sizeof(self->params) - len,
-				"%s=%lld ", gs_params[i], v);
-	}
+	ASSERT_EQ(0, gs_module_params(self->params, sizeof(self->params)));
 	for (i = 0; i < MAX; i++)
 		self->fds[i] = -1;
 }

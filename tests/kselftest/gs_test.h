@@ -6,7 +6,7 @@
  *
  * Tokens live until rmmod and max_gpus bounds them, so every program owns
  * one GPU UUID from enum gs_test_gpu and sets the knobs it relies on in its
- * fixture (capacity reloads the module, and tests the bound alone).
+ * fixture (capacity and unload reload the module).
  */
 #ifndef GS_TEST_H
 #define GS_TEST_H
@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/gpusched.h>
 
@@ -54,6 +55,7 @@ enum gs_test_gpu {
 	GS_GPU_MEM = 0x70,	/* mem.c */
 	GS_GPU_UID_LIMIT = 0x74,	/* uid-limit.c: this and _B */
 	GS_GPU_UID_LIMIT_B,
+	GS_GPU_UNLOAD,		/* unload.c */
 	GS_GPU_CAPACITY = 0x80,	/* + n for its n-th token */
 };
 
@@ -284,6 +286,64 @@ static inline long long gs_param_read(const char *name)
 
 	snprintf(path, sizeof(path), GS_PARAM_DIR "/%s", name);
 	return gs_read_number(path);
+}
+
+/* The module as the VM runner put it there; programs that reload it. */
+#define GS_MODULE_PATH	"/gpusched.ko"
+
+/*
+ * The module's parameters as loaded now, as insmod's arguments in @buf, so
+ * that a program that reloads the module can put it back as it was.
+ * 0, or -1 with the parameter that could not be read on stderr.
+ */
+static inline int gs_module_params(char *buf, size_t size)
+{
+	static const char *const names[] = {
+		"max_gpus", "timeslice_us", "grace_us", "min_grant_us",
+		"starve_us", "window_us", "latency_pct", "latency_queue_us",
+		"handover_us", "dev_mode",
+	};
+	size_t len = 0;
+	unsigned int i;
+	long long v;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		v = gs_param_read(names[i]);
+		if (v < 0) {
+			fprintf(stderr, "# parameter %s: unreadable\n", names[i]);
+			return -1;
+		}
+		len += snprintf(buf + len, size - len, "%s=%lld ", names[i], v);
+		if (len >= size)
+			return -1;
+	}
+	return 0;
+}
+
+/* rmmod gpusched: 0 or -errno (EWOULDBLOCK while a file is open). */
+static inline int gs_module_unload(void)
+{
+	return syscall(SYS_delete_module, "gpusched", O_NONBLOCK) ? -errno : 0;
+}
+
+/* insmod GS_MODULE_PATH @params: 0 or -errno. */
+static inline int gs_module_load(const char *params)
+{
+	int fd = open(GS_MODULE_PATH, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+static inline int gs_module_reload(const char *params)
+{
+	int err = gs_module_unload();
+
+	return err ? err : gs_module_load(params);
 }
 
 /*
