@@ -133,7 +133,9 @@ static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 {
 	unsigned char uuid[16];
 	struct gs_ctx *cs, *fresh;
+	CUstreamCaptureMode mode;
 	uint64_t total;
+	bool relaxed;
 	CUdevice dev;
 
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
@@ -151,6 +153,10 @@ static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 	pthread_mutex_init(&fresh->lock, NULL);
 	fresh->ctx = ctx;
 	fresh->ordinal = dev;
+	/* The first launch of a context may come beside another thread's
+	 * capture: made in relaxed mode, as the queries are (gs_relax()).
+	 */
+	relaxed = gs_relax(&mode);
 	for (unsigned int i = 0; i < GS_RING; i++) {
 		/* Neither kind blocking sync: behind queued work, such a
 		 * timing event takes the launching thread about twice as
@@ -166,6 +172,7 @@ static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 		fresh->ev[i] = fresh->ev_t[i];
 		fresh->nr_events++;
 	}
+	gs_unrelax(relaxed, mode);
 
 	pthread_mutex_lock(&G.lock);
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)

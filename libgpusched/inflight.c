@@ -70,6 +70,56 @@ static void report_gpu(struct gs_dev *d, uint64_t ns)
 
 static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n);
 
+/*
+ * A stream captured in global mode (the default, and PyTorch's) forbids
+ * the "potentially unsafe" calls, event queries and waits among them, to
+ * every other thread whose mode is global, and to the capturing thread
+ * itself: one fails and invalidates the application's capture. The library
+ * makes its own in relaxed mode, which captures ignore, and puts the
+ * thread's mode back after (it is the application's). The idle thread is
+ * relaxed for good (gs_relax_thread()).
+ */
+static __thread bool tls_relaxed;
+
+/* Relax the calling thread's capture mode: whether it did (*@old: to put
+ * back with gs_unrelax()).
+ */
+bool gs_relax(CUstreamCaptureMode *old)
+{
+	if (tls_relaxed || !real.cuThreadExchangeStreamCaptureMode)
+		return false;
+	*old = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return real.cuThreadExchangeStreamCaptureMode(old) == CUDA_SUCCESS;
+}
+
+void gs_unrelax(bool relaxed, CUstreamCaptureMode old)
+{
+	if (relaxed)
+		real.cuThreadExchangeStreamCaptureMode(&old);
+}
+
+/* For a thread of the library's own: relaxed from now on. */
+void gs_relax_thread(void)
+{
+	CUstreamCaptureMode mode;
+
+	if (gs_relax(&mode))
+		tls_relaxed = true;
+}
+
+/* cuEventQuery() in relaxed mode (gs_relax()); the caller checked that
+ * the driver has it.
+ */
+CUresult ev_query(CUevent ev)
+{
+	CUstreamCaptureMode old;
+	bool relaxed = gs_relax(&old);
+	CUresult r = real.cuEventQuery(ev);
+
+	gs_unrelax(relaxed, old);
+	return r;
+}
+
 /* Nothing queued is ours to wait for any more. Caller holds cs->lock. */
 void ctx_empty_locked(struct gs_ctx *cs)
 {
@@ -83,8 +133,9 @@ void ctx_empty_locked(struct gs_ctx *cs)
 
 static void ctx_sync(struct gs_ctx *cs)
 {
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUstreamCaptureMode mode;
 	CUcontext popped;
+	bool relaxed;
 	CUresult r;
 
 	if (atomic_load(&cs->dead) || !real.cuCtxPushCurrent_v2 ||
@@ -92,15 +143,10 @@ static void ctx_sync(struct gs_ctx *cs)
 		return;
 	if (real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
 		return;
-	/* A synchronisation is "unsafe" while another thread captures a
-	 * stream in global mode; in relaxed mode it is allowed and leaves
-	 * that capture alone.
-	 */
-	if (real.cuThreadExchangeStreamCaptureMode)
-		real.cuThreadExchangeStreamCaptureMode(&mode);
+	/* "Unsafe" beside a capture: in relaxed mode (gs_relax()). */
+	relaxed = gs_relax(&mode);
 	r = real.cuCtxSynchronize();
-	if (real.cuThreadExchangeStreamCaptureMode)
-		real.cuThreadExchangeStreamCaptureMode(&mode);
+	gs_unrelax(relaxed, mode);
 	real.cuCtxPopCurrent_v2(&popped);
 	if (r != CUDA_SUCCESS)
 		gs_debug("cuCtxSynchronize of context %p: error %d",
@@ -136,7 +182,7 @@ bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns)
 	} else if (!busy && cs->nr && real.cuEventQuery) {
 		unsigned int last = ring_mod(cs, cs->head + cs->nr - 1);
 
-		busy = real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY;
+		busy = ev_query(cs->ev[last]) == CUDA_ERROR_NOT_READY;
 	}
 	pthread_mutex_unlock(&cs->lock);
 	return busy;
@@ -157,7 +203,7 @@ static bool ctx_dry_locked(struct gs_ctx *cs)
 		return cs->done == cs->launches;
 	last = ring_mod(cs, cs->head + cs->nr - 1);
 	return cs->ev_mark[last] == cs->launches &&
-	       real.cuEventQuery(cs->ev[last]) == CUDA_SUCCESS;
+	       ev_query(cs->ev[last]) == CUDA_SUCCESS;
 }
 
 /*
@@ -226,7 +272,7 @@ static bool ev_nap_most(CUevent ev, uint64_t near, uint64_t until,
 	struct gs_nap nap = { GS_EV_NAP_NS, most, 0 };
 	uint64_t now;
 
-	while (real.cuEventQuery(ev) == CUDA_ERROR_NOT_READY) {
+	while (ev_query(ev) == CUDA_ERROR_NOT_READY) {
 		now = gs_now_ns();
 		if (now >= until)
 			return false;
@@ -250,10 +296,16 @@ static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
  */
 static void ev_sync(CUevent ev)
 {
-	if (!real.cuEventQuery)
+	CUstreamCaptureMode mode;
+	bool relaxed;
+
+	if (!real.cuEventQuery) {
+		relaxed = gs_relax(&mode);
 		real.cuEventSynchronize(ev);
-	else
+		gs_unrelax(relaxed, mode);
+	} else {
 		ev_nap_until(ev, UINT64_MAX, UINT64_MAX);
+	}
 }
 
 /*
@@ -263,15 +315,22 @@ static void ev_sync(CUevent ev)
  */
 static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 {
+	CUstreamCaptureMode mode;
+	bool relaxed;
 	uint64_t ns;
+	CUresult r;
 	float ms;
 
 	if (!cs->ev_key[slot] || !cs->prev_ok ||
 	    !ev_timed(cs, cs->prev) || !ev_timed(cs, slot) ||
 	    cs->ev_mark[cs->prev] + 1 != cs->ev_mark[slot] ||
-	    !real.cuEventElapsedTime ||
-	    real.cuEventElapsedTime(&ms, cs->ev[cs->prev], cs->ev[slot]) !=
-	    CUDA_SUCCESS)
+	    !real.cuEventElapsedTime)
+		return;
+	/* Relaxed as the queries are (gs_relax()): it reads two events. */
+	relaxed = gs_relax(&mode);
+	r = real.cuEventElapsedTime(&ms, cs->ev[cs->prev], cs->ev[slot]);
+	gs_unrelax(relaxed, mode);
+	if (r != CUDA_SUCCESS)
 		return;
 	ns = gs_elapsed_ns(ms);
 	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
@@ -398,7 +457,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 			return;
 	}
 	while (gs_now_ns() < until)
-		if (last && real.cuEventQuery(last) != CUDA_ERROR_NOT_READY)
+		if (last && ev_query(last) != CUDA_ERROR_NOT_READY)
 			return;
 }
 
@@ -508,7 +567,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 	    ev_nap_until(ev, gs_est_near(est, end), wake))
 		return DRY_SEEN;
 	for (;;) {
-		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+		if (ev_query(ev) != CUDA_ERROR_NOT_READY)
 			return DRY_SEEN;
 		now = gs_now_ns();
 		if (handover_ns(cs->d) && end <= now + handover_left(cs->d) &&
@@ -547,7 +606,7 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
 	if (from > now && from - now > reach_ns)
 		from = 0;
 	while (from) {
-		if (real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+		if (ev_query(ev) != CUDA_ERROR_NOT_READY)
 			return DRY_SEEN;
 		if (YIELD_ASKED(dev_flags(d)))
 			return DRY_YIELD;
@@ -619,7 +678,7 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 		pthread_mutex_unlock(&cs->lock);
 		STAT_INC(throttle_waits);
 		if (real.cuEventQuery &&
-		    real.cuEventQuery(ev) != CUDA_ERROR_NOT_READY)
+		    ev_query(ev) != CUDA_ERROR_NOT_READY)
 			dry = DRY_SEEN;
 		else if (end)
 			dry = wait_dry(cs, ev, end, &est);
@@ -750,7 +809,7 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	fr->since = gs_now_ns();
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
 	    cs->ev_stream[last] == stream && ev_timed(cs, last) &&
-	    real.cuEventQuery(cs->ev[last]) == CUDA_ERROR_NOT_READY) {
+	    ev_query(cs->ev[last]) == CUDA_ERROR_NOT_READY) {
 		fr->how = FRAME_PENDING;
 	} else if (ev_push(cs, stream, ptsz, 0, true)) {
 		fr->how = FRAME_FRESH;
@@ -782,7 +841,7 @@ static bool frame_known(const struct gs_frame *fr, CUevent start,
 	uint64_t took = called > fr->since ? called - fr->since : 0;
 
 	return took < 1000ull * GS_SLOW_LAUNCH_US ||
-	       real.cuEventQuery(start) == CUDA_ERROR_NOT_READY;
+	       ev_query(start) == CUDA_ERROR_NOT_READY;
 }
 
 /*
@@ -800,7 +859,7 @@ static bool frame_known(const struct gs_frame *fr, CUevent start,
 static bool frame_late(CUevent end, uint64_t called)
 {
 	return gs_now_ns() - called >= 1000ull * GS_SLOW_LAUNCH_US &&
-	       real.cuEventQuery(end) == CUDA_SUCCESS;
+	       ev_query(end) == CUDA_SUCCESS;
 }
 
 /*
@@ -814,7 +873,7 @@ static void ctx_reap_locked(struct gs_ctx *cs, unsigned int upto)
 	unsigned int n = 0;
 
 	while (n < upto &&
-	       real.cuEventQuery(cs->ev[ring_mod(cs, cs->head + n)]) ==
+	       ev_query(cs->ev[ring_mod(cs, cs->head + n)]) ==
 	       CUDA_SUCCESS)
 		n++;
 	if (n)

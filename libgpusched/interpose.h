@@ -430,6 +430,10 @@ GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
+GS_HIDDEN bool gs_relax(CUstreamCaptureMode *old);
+GS_HIDDEN void gs_unrelax(bool relaxed, CUstreamCaptureMode old);
+GS_HIDDEN void gs_relax_thread(void);
+GS_HIDDEN CUresult ev_query(CUevent ev);
 GS_HIDDEN bool throttle(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
 			    uint64_t key, struct gs_frame *fr);

@@ -68,7 +68,11 @@
  *    allocations failing with CUDA_ERROR_OUT_OF_MEMORY at the total; see
  *    "Device memory" below. Each context takes $GS_DOUBLE_CTX_MEM bytes of
  *    it (default 0) while it lives, as a driver's context does, through
- *    no allocation entry point (so libgpusched cannot count it).
+ *    no allocation entry point (so libgpusched cannot count it);
+ *  - stream capture's rule on "potentially unsafe" calls (queries and
+ *    waits, capture_check()): one made in global mode while another
+ *    thread captures in global mode, or by a capturing thread, fails and
+ *    invalidates that capture, and cuStreamEndCapture() says so.
  *
  * Unlike a real driver, a forked child may keep using its parent's
  * contexts (with its own workers and empty queues), so that the library's
@@ -132,6 +136,13 @@ struct CUctx_st {
 struct CUstream_st {
 	CUcontext ctx;
 	int capturing;
+	/* While capturing (under cap_lock): how, by whom, whether a call
+	 * that the capture forbids invalidated it (capture_check()).
+	 */
+	CUstreamCaptureMode capture_mode;
+	pthread_t capture_thread;
+	bool capture_invalid;
+	CUstream cap_next;		/* on cap_list */
 };
 
 struct CUevent_st {
@@ -799,24 +810,62 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
 	return CUDA_SUCCESS;
 }
 
+static CUresult capture_check(void);
+
 EXPORT CUresult cuCtxSynchronize(void)
 {
 	CUcontext c = current();
 
 	if (!c || c->dead)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (capture_check() != CUDA_SUCCESS)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	ctx_drain(c);
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Stream capture's rule on "potentially unsafe" calls (the waits and
+ * queries below): a thread whose mode (cuThreadExchangeStreamCaptureMode())
+ * is global may make none while it captures a stream itself or another
+ * thread captures one in global mode; thread-local, none while it captures
+ * itself; relaxed, any. Captures begun in relaxed mode forbid nothing. As
+ * with the driver, such a call fails and invalidates the capture it
+ * conflicts with: cuStreamEndCapture() then fails too.
+ */
+static __thread CUstreamCaptureMode thread_capture_mode;
+static pthread_mutex_t cap_lock = PTHREAD_MUTEX_INITIALIZER;
+static CUstream cap_list;	/* the streams capturing, under cap_lock */
+
+static CUresult capture_check(void)
+{
+	CUresult r = CUDA_SUCCESS;
+
+	if (thread_capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_SUCCESS;
+	pthread_mutex_lock(&cap_lock);
+	for (CUstream s = cap_list; s; s = s->cap_next) {
+		bool mine = pthread_equal(s->capture_thread, pthread_self());
+
+		if (s->capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+			continue;
+		if (mine || (thread_capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+			     s->capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
+			s->capture_invalid = true;
+			r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return r;
+}
+
 EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 {
-	static __thread CUstreamCaptureMode m;
-	CUstreamCaptureMode old = m;
+	CUstreamCaptureMode old = thread_capture_mode;
 
 	if (!mode)
 		return CUDA_ERROR_INVALID_VALUE;
-	m = *mode;
+	thread_capture_mode = *mode;
 	*mode = old;
 	return CUDA_SUCCESS;
 }
@@ -854,6 +903,8 @@ static CUresult stream_sync(CUstream s)
 
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (capture_check() != CUDA_SUCCESS)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	ctx_drain(c);	/* one queue per context */
 	return CUDA_SUCCESS;
 }
@@ -874,6 +925,8 @@ static CUresult stream_query(CUstream s)
 
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (capture_check() != CUDA_SUCCESS)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	pthread_mutex_lock(&c->lock);
 	r = c->completed >= c->submitted ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 	pthread_mutex_unlock(&c->lock);
@@ -913,21 +966,49 @@ EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
  */
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
 {
-	(void)mode;
 	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL ||
+	    mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&cap_lock);
+	if (s->capturing) {
+		pthread_mutex_unlock(&cap_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
 	s->capturing = 1;
+	s->capture_mode = (CUstreamCaptureMode)mode;
+	s->capture_thread = pthread_self();
+	s->capture_invalid = false;
+	s->cap_next = cap_list;
+	cap_list = s;
+	pthread_mutex_unlock(&cap_lock);
 	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuStreamEndCapture(CUstream s, void **graph)
 {
-	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || !s->capturing)
+	CUresult r;
+
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
 		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&cap_lock);
+	if (!s->capturing) {
+		pthread_mutex_unlock(&cap_lock);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	for (CUstream *pp = &cap_list; *pp; pp = &(*pp)->cap_next)
+		if (*pp == s) {
+			*pp = s->cap_next;
+			break;
+		}
 	s->capturing = 0;
+	r = s->capture_invalid ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED :
+				 CUDA_SUCCESS;
+	pthread_mutex_unlock(&cap_lock);
 	if (graph)
 		*graph = NULL;
-	return CUDA_SUCCESS;
+	return r;
 }
 
 EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
@@ -998,6 +1079,9 @@ EXPORT CUresult cuEventQuery(CUevent e)
 
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
+	r = capture_check();
+	if (r != CUDA_SUCCESS)
+		return r;
 	pthread_mutex_lock(&e->ctx->lock);
 	r = e->ctx->completed >= e->seq ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 	pthread_mutex_unlock(&e->ctx->lock);
@@ -1053,6 +1137,8 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 {
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (capture_check() != CUDA_SUCCESS)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	bool pending = cuEventQuery(e) == CUDA_ERROR_NOT_READY;
 
 	if (!e->blocking && pending)

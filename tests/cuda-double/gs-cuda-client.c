@@ -46,6 +46,7 @@ CUresult cuEventRecord(CUevent, CUstream);
 CUresult cuEventQuery(CUevent);
 CUresult cuStreamBeginCapture_v2(CUstream, int);
 CUresult cuStreamEndCapture(CUstream, void **);
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *);
 CUresult cuMemAlloc_v2(uint64_t *, size_t);
 CUresult cuMemFree_v2(uint64_t);
 CUresult cuMemcpyHtoDAsync_v2(uint64_t, const void *, size_t, CUstream);
@@ -109,6 +110,7 @@ static struct {
 	bool burst_sync;	/* ... after waiting for the first half's work */
 	bool memcpy_too;
 	bool capture;
+	bool capture_global;	/* --capture-global */
 	int device;
 	uint64_t start_at;	/* CLOCK_REALTIME ns; 0: now */
 	bool keep_going;	/* on a failed launch, wait a kernel's time */
@@ -365,8 +367,18 @@ static void *run_thread(void *arg)
 		}
 		if (opt.capture && id == 0 && n % 16 == 0) {
 			/* A launch into a capturing stream submits nothing. */
-			CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
+			CK(cuStreamBeginCapture_v2(s, opt.capture_global ?
+						   CU_STREAM_CAPTURE_MODE_GLOBAL :
+						   CU_STREAM_CAPTURE_MODE_RELAXED));
 			r = launch_one(n, s);
+			/* Global: open for a kernel's time, so that the other
+			 * threads' launches (and what the library does for
+			 * them) meet it; a query or wait of theirs in global
+			 * mode invalidates it, and this fails.
+			 */
+			if (opt.capture_global)
+				sleep_until(CLOCK_MONOTONIC,
+					    mono_ns() + opt.kernel_us * 1000ull);
 			CK(cuStreamEndCapture(s, NULL));
 			if (r)
 				note_error(r);
@@ -446,7 +458,14 @@ static void *run_thread(void *arg)
 				     (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec +
 				      ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e3) / n;
 	if (s) {
+		/* Another thread may be capturing in global mode: as such a
+		 * program must, wait in relaxed mode.
+		 */
+		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+		CK(cuThreadExchangeStreamCaptureMode(&mode));
 		CK(cuStreamSynchronize(s));
+		CK(cuThreadExchangeStreamCaptureMode(&mode));
 		CK(cuStreamDestroy_v2(s));
 	}
 	if (dev)
@@ -600,7 +619,8 @@ static void usage(FILE *f)
 "  --burst-pause-us N     ... but this long after the first half\n"
 "  --burst-sync           ... and wait for the first half's kernels first\n"
 "  --memcpy               also queue async copies\n"
-"  --capture              also launch into a capturing stream\n"
+"  --capture              also launch into a capturing stream (relaxed mode)\n"
+"  --capture-global       ... in global mode, kept open a kernel's time\n"
 "  --device N             CUDA ordinal (default 0)\n"
 "  --start-at NS          start at this CLOCK_REALTIME time (or $GS_START_AT)\n"
 "  --keep-going           after a failed launch, wait one kernel's time and go on\n"
@@ -648,6 +668,7 @@ int main(int argc, char **argv)
 		{ "burst-sync", no_argument, NULL, 'Y' },
 		{ "memcpy", no_argument, NULL, 'm' },
 		{ "capture", no_argument, NULL, 'C' },
+		{ "capture-global", no_argument, NULL, 'g' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "start-at", required_argument, NULL, 'S' },
 		{ "report", required_argument, NULL, 'R' },
@@ -723,6 +744,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			opt.capture = true;
+			break;
+		case 'g':
+			opt.capture = opt.capture_global = true;
 			break;
 		case 'd':
 			opt.device = atoi(optarg);
