@@ -225,8 +225,11 @@ struct gs_ctx *ctx_current(void)
 	return ctx_lookup(ctx, gen);
 }
 
-/* A context went away: forget its state (kept allocated, see below). */
-void ctx_forget(CUcontext ctx, int ordinal)
+/*
+ * Context @ctx goes away: forget its state (kept allocated, see below). Its
+ * events go with it, so nothing may look at them any more.
+ */
+void ctx_forget(CUcontext ctx)
 {
 	struct gs_ctx *cs;
 
@@ -234,10 +237,49 @@ void ctx_forget(CUcontext ctx, int ordinal)
 	 * still holding a pointer from its cache reads valid memory; the
 	 * generation bump makes every cache miss.
 	 */
-	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
-		if ((ctx && cs->ctx == ctx) || (!ctx && cs->ordinal == ordinal))
-			atomic_store(&cs->dead, true);
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
+		if (cs->ctx != ctx || atomic_load(&cs->dead))
+			continue;
+		atomic_store(&cs->dead, true);
+		pthread_mutex_lock(&cs->lock);
+		ctx_empty_locked(cs);
+		pthread_mutex_unlock(&cs->lock);
+	}
 	atomic_fetch_add(&G.gen, 1);
+}
+
+/*
+ * The primary context of @dev, if it is active (without making it so); its
+ * handle stays the same while the process runs. NULL: none, or the driver
+ * cannot say.
+ */
+CUcontext primary_ctx(CUdevice dev)
+{
+	unsigned int flags;
+	CUcontext c = NULL;
+	int active = 0;
+
+	if (!real.cuDevicePrimaryCtxGetState || !real.cuDevicePrimaryCtxRetain ||
+	    !real.cuDevicePrimaryCtxRelease_v2 ||
+	    real.cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS ||
+	    !active)
+		return NULL;
+	/* One more reference and one less: the count as it was. */
+	if (real.cuDevicePrimaryCtxRetain(&c, dev) != CUDA_SUCCESS)
+		return NULL;
+	real.cuDevicePrimaryCtxRelease_v2(dev);
+	return c;
+}
+
+/* Is the primary context of @dev active? On doubt, yes: keep its state. */
+bool primary_active(CUdevice dev)
+{
+	unsigned int flags;
+	int active = 1;
+
+	if (real.cuDevicePrimaryCtxGetState)
+		real.cuDevicePrimaryCtxGetState(dev, &flags, &active);
+	return active;
 }
 
 /* The token's grace time, from the status page; before it is open: none. */

@@ -59,6 +59,7 @@ bool resolve_real_slow(bool load)
 	R(cuDevicePrimaryCtxRelease); R(cuDevicePrimaryCtxRelease_v2);
 	R(cuDevicePrimaryCtxReset); R(cuDevicePrimaryCtxReset_v2);
 	R(cuInit);
+	R(cuDevicePrimaryCtxRetain); R(cuDevicePrimaryCtxGetState);
 	R(cuCtxGetCurrent); R(cuCtxGetDevice);
 	R(cuCtxPushCurrent_v2); R(cuCtxPopCurrent_v2); R(cuCtxSynchronize);
 	R(cuDeviceGetUuid); R(cuDeviceGetUuid_v2);
@@ -278,22 +279,68 @@ GS_LAUNCH_ALL(cuLaunchCooperativeKernel_ptsz, true, P_COOP, A_COOP, hStream,
 GS_LAUNCH_ALL(cuGraphLaunch, false, P_GRAPH, A_GRAPH, hStream, K_GRAPH)
 GS_LAUNCH_ALL(cuGraphLaunch_ptsz, true, P_GRAPH, A_GRAPH, hStream, K_GRAPH)
 
-/* Context teardown: forget the context before it goes. */
+/*
+ * Context teardown: forget the context before it goes (nothing may look at
+ * its events meanwhile); once it went, its allocations went with it.
+ */
 #define GS_CTX_HOOK(vis, fname, realfn)						\
 vis CUresult fname(CUcontext ctx)						\
 {										\
+	CUresult r;								\
+										\
 	if (!resolve_real(true) || !real.realfn)				\
 		return CUDA_ERROR_NOT_INITIALIZED;				\
-	ctx_forget(ctx, -1);							\
-	return real.realfn(ctx);						\
+	ctx_forget(ctx);							\
+	r = real.realfn(ctx);							\
+	if (r == CUDA_SUCCESS)							\
+		mem_ctx_gone(ctx);						\
+	return r;								\
 }
-#define GS_DEV_HOOK(vis, fname, realfn)						\
+
+/*
+ * A reset destroys the primary context (its handle stays, and a retain
+ * makes it anew): the same. Only that context: the others on the device
+ * (cuCtxCreate's) live on.
+ */
+#define GS_RESET_HOOK(vis, fname, realfn)					\
 vis CUresult fname(CUdevice dev)						\
 {										\
+	CUcontext pc;								\
+	CUresult r;								\
+										\
 	if (!resolve_real(true) || !real.realfn)				\
 		return CUDA_ERROR_NOT_INITIALIZED;				\
-	ctx_forget(NULL, dev);							\
-	return real.realfn(dev);						\
+	pc = primary_ctx(dev);							\
+	if (pc)									\
+		ctx_forget(pc);							\
+	r = real.realfn(dev);							\
+	if (r == CUDA_SUCCESS && pc)						\
+		mem_ctx_gone(pc);						\
+	return r;								\
+}
+
+/*
+ * A release only drops a reference (the CUDA runtime keeps one, libraries
+ * retain and release in pairs): the primary context goes only with its
+ * last, seen afterwards as inactive. Forgetting it at every release would
+ * let the token go with its work still running and give every new
+ * reference fresh state and events.
+ */
+#define GS_RELEASE_HOOK(vis, fname, realfn)					\
+vis CUresult fname(CUdevice dev)						\
+{										\
+	CUcontext pc;								\
+	CUresult r;								\
+										\
+	if (!resolve_real(true) || !real.realfn)				\
+		return CUDA_ERROR_NOT_INITIALIZED;				\
+	pc = primary_ctx(dev);							\
+	r = real.realfn(dev);							\
+	if (r == CUDA_SUCCESS && pc && !primary_active(dev)) {			\
+		ctx_forget(pc);							\
+		mem_ctx_gone(pc);						\
+	}									\
+	return r;								\
 }
 #define GS_HOOK_BOTH(kind, name)						\
 	kind(GS_EXPORT, name, name)						\
@@ -332,10 +379,10 @@ vis CUresult fname(unsigned int flags)						\
 GS_HOOK_BOTH(GS_INIT_HOOK, cuInit)
 GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy)
 GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy_v2)
-GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxRelease)
-GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxRelease_v2)
-GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxReset)
-GS_HOOK_BOTH(GS_DEV_HOOK, cuDevicePrimaryCtxReset_v2)
+GS_HOOK_BOTH(GS_RELEASE_HOOK, cuDevicePrimaryCtxRelease)
+GS_HOOK_BOTH(GS_RELEASE_HOOK, cuDevicePrimaryCtxRelease_v2)
+GS_HOOK_BOTH(GS_RESET_HOOK, cuDevicePrimaryCtxReset)
+GS_HOOK_BOTH(GS_RESET_HOOK, cuDevicePrimaryCtxReset_v2)
 
 /* ------------------------------------------------------------------ */
 /* Replacing entry points handed out by cuGetProcAddress and dlsym */

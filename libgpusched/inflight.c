@@ -889,6 +889,8 @@ uint64_t dev_queued_ns(struct gs_dev *d)
 	uint64_t ns = 0;
 
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+		if (atomic_load(&cs->dead))	/* its events went with it */
+			continue;
 		pthread_mutex_lock(&cs->lock);
 		if (real.cuEventQuery)
 			ctx_reap_locked(cs, cs->nr);

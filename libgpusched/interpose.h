@@ -87,6 +87,8 @@ struct real_tab {
 	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle);
 	/* helpers, never replaced */
 	CUresult (*cuDeviceTotalMem_v2)(size_t *, CUdevice);
+	CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*cuDevicePrimaryCtxGetState)(CUdevice, unsigned int *, int *);
 	CUresult (*cuCtxGetCurrent)(CUcontext *);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
 	CUresult (*cuCtxPushCurrent_v2)(CUcontext);
@@ -371,7 +373,9 @@ static inline void ensure_process_init(void)
 		process_init_once();
 }
 GS_HIDDEN struct gs_ctx *ctx_current(void);
-GS_HIDDEN void ctx_forget(CUcontext ctx, int ordinal);
+GS_HIDDEN void ctx_forget(CUcontext ctx);
+GS_HIDDEN CUcontext primary_ctx(CUdevice dev);
+GS_HIDDEN bool primary_active(CUdevice dev);
 GS_HIDDEN uint64_t grace_ns(struct gs_dev *d);
 GS_HIDDEN uint64_t latency_queue_ns(struct gs_dev *d);
 GS_HIDDEN uint64_t handover_ns(struct gs_dev *d);
@@ -473,6 +477,7 @@ GS_HIDDEN struct gs_dev *dev_by_ordinal(CUdevice dev);
 /* mem.c */
 GS_HIDDEN void mem_apply_limit(struct gs_dev *d, struct gpusched *g);
 GS_HIDDEN void mem_fork_child(void);
+GS_HIDDEN void mem_ctx_gone(CUcontext ctx);
 GS_HIDDEN bool mem_clamp(struct gs_dev *d, bool open, uint64_t *total,
 			 uint64_t *free_b);
 

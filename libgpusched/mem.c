@@ -41,6 +41,7 @@ struct mem_ent {
 	uint64_t key;
 	uint64_t bytes;		/* reserved for it; 0: unaccounted */
 	struct gs_dev *d;
+	CUcontext ctx;		/* MEM_PTR: its context, which frees it too */
 	unsigned int gen;	/* d->client_gen it was reserved with */
 	enum mem_kind kind;
 };
@@ -195,6 +196,7 @@ static struct gs_dev *cur_dev(void)
 /* A reservation made for one allocation (bytes 0: none made). */
 struct mem_res {
 	struct gs_dev *d;
+	CUcontext ctx;		/* current at the allocation */
 	uint64_t bytes;
 	unsigned int gen;
 };
@@ -240,7 +242,10 @@ static CUresult reserve(struct gs_dev *d, uint64_t bytes, const char *fn,
 	int err;
 
 	r->d = d;
+	r->ctx = NULL;
 	r->bytes = 0;
+	if (real.cuCtxGetCurrent)
+		real.cuCtxGetCurrent(&r->ctx);
 	if (!d || !bytes) {
 		STAT_INC(mem_unaccounted);
 		return CUDA_SUCCESS;	/* the driver judges it */
@@ -314,6 +319,7 @@ static void remember(const struct mem_res *r, uint64_t key, enum mem_kind kind)
 		e->kind = kind;
 		e->bytes = r->bytes;
 		e->d = r->d;
+		e->ctx = kind == MEM_PTR ? r->ctx : NULL;
 		e->gen = r->gen;
 		if (map_put(e))
 			return;
@@ -337,6 +343,43 @@ static CUresult allocated(const struct mem_res *res, CUresult r, uint64_t key,
 	else
 		unreserve(res);
 	return r;
+}
+
+/*
+ * Context @ctx was destroyed (or reset), and with it every allocation made
+ * in it that the program had not freed: give their bytes back, or a
+ * program that destroys contexts without freeing (a test suite, a job per
+ * context, cudaDeviceReset() between phases) would drift into a false
+ * CUDA_ERROR_OUT_OF_MEMORY. cuMemCreate handles are the device's, freed
+ * by cuMemRelease() only.
+ */
+void mem_ctx_gone(CUcontext ctx)
+{
+	struct mem_ent *gone = NULL, *e;
+
+	if (!ctx)
+		return;
+	pthread_mutex_lock(&map.lock);
+	for (size_t i = 0; i < map.nb; i++) {
+		for (struct mem_ent **pp = &map.b[i]; *pp;) {
+			e = *pp;
+			if (e->kind == MEM_PTR && e->ctx == ctx) {
+				*pp = e->next;
+				map.n--;
+				e->next = gone;
+				gone = e;
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+	pthread_mutex_unlock(&map.lock);
+	while (gone) {
+		e = gone;
+		gone = e->next;
+		give_back(e->d, e->bytes, e->gen);
+		free(e);
+	}
 }
 
 /*

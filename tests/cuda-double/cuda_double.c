@@ -162,6 +162,7 @@ static struct {
 	int visible[GSD_MAX_GPUS];	/* ordinal -> physical */
 	struct gsd_shm *shm;
 	CUcontext primary[GSD_MAX_GPUS];
+	int primary_refs[GSD_MAX_GPUS];	/* under lock */
 	atomic_ullong work_us;
 	atomic_ullong launched_over;	/* gs_double_launched_over() */
 	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
@@ -721,24 +722,62 @@ EXPORT CUresult cuCtxDestroy(CUcontext c)
 	return cuCtxDestroy_v2(c);
 }
 
+/*
+ * The primary context: counted references, active from a retain until the
+ * last release or a reset, which destroy it as cuCtxDestroy() does (its
+ * work finishes first); its handle stays the same, and a retain makes it
+ * active again.
+ */
+static void primary_down_locked(CUdevice dev)
+{
+	CUcontext c = D.primary[dev];
+
+	if (!c || c->dead)
+		return;
+	ctx_drain(c);
+	c->dead = true;
+	if (D.ctx_mem)
+		phys_give(c->phys, D.ctx_mem);
+}
+
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
+	CUcontext c;
+
 	if (!D.inited)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!pctx || dev < 0 || dev >= D.nr_visible)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&D.lock);
-	if (!D.primary[dev])
-		D.primary[dev] = ctx_new(dev, true);
-	*pctx = D.primary[dev];
+	c = D.primary[dev];
+	if (!c) {
+		c = D.primary[dev] = ctx_new(dev, true);
+	} else if (c->dead) {
+		if (D.ctx_mem && phys_take(c->phys, D.ctx_mem))
+			c = NULL;
+		else
+			c->dead = false;
+	}
+	if (c)
+		D.primary_refs[dev]++;
+	*pctx = c;
 	pthread_mutex_unlock(&D.lock);
-	return *pctx ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return c ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* The primary context lives on (no reference count is modelled). */
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-	return dev >= 0 && dev < D.nr_visible ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	CUresult r = CUDA_SUCCESS;
+
+	if (dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&D.lock);
+	if (D.primary_refs[dev] <= 0)
+		r = CUDA_ERROR_INVALID_CONTEXT;
+	else if (!--D.primary_refs[dev])
+		primary_down_locked(dev);
+	pthread_mutex_unlock(&D.lock);
+	return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
@@ -748,12 +787,32 @@ EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 
 EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-	return cuDevicePrimaryCtxRelease_v2(dev);
+	if (dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pthread_mutex_lock(&D.lock);
+	primary_down_locked(dev);
+	D.primary_refs[dev] = 0;
+	pthread_mutex_unlock(&D.lock);
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
 {
-	return cuDevicePrimaryCtxRelease_v2(dev);
+	return cuDevicePrimaryCtxReset_v2(dev);
+}
+
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+					   int *active)
+{
+	if (dev < 0 || dev >= D.nr_visible)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&D.lock);
+	*flags = 0;
+	*active = D.primary[dev] && !D.primary[dev]->dead;
+	pthread_mutex_unlock(&D.lock);
+	return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
@@ -1811,6 +1870,7 @@ static const struct entry entries[] = {
 	E("cuDevicePrimaryCtxRetain", 7000, false, cuDevicePrimaryCtxRetain),
 	E("cuDevicePrimaryCtxRelease", 11000, false, cuDevicePrimaryCtxRelease_v2),
 	E("cuDevicePrimaryCtxReset", 11000, false, cuDevicePrimaryCtxReset_v2),
+	E("cuDevicePrimaryCtxGetState", 7000, false, cuDevicePrimaryCtxGetState),
 	E("cuThreadExchangeStreamCaptureMode", 10010, false, cuThreadExchangeStreamCaptureMode),
 	E("cuStreamCreate", 2000, false, cuStreamCreate),
 	E("cuStreamDestroy", 4000, false, cuStreamDestroy_v2),

@@ -24,6 +24,17 @@
  *                           the program waits for it before it exits
  *   touch FILE | wait FILE  create a file; wait (up to 60 s) until it exists
  *   sleep SECONDS
+ *   kernels N US            launch N kernels of US microseconds on this
+ *                           thread, not waited for
+ *   sync                    cuCtxSynchronize
+ *   retain | release        one more reference to the primary context, or
+ *                           one less (the runtime and libraries hold theirs)
+ *   relcycle N              N times: retain, launch 100 us, sync, release
+ *   reset                   cuDevicePrimaryCtxReset (cudaDeviceReset); the
+ *                           allocations held are gone with it; then retain
+ *                           and use the primary context again
+ *   ctxcycle N SIZE         N times: create a context, allocate SIZE in it
+ *                           (by symbol), destroy it without freeing
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -41,6 +52,11 @@
 CUresult cuInit(unsigned int);
 CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
+CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
+CUresult cuCtxDestroy_v2(CUcontext);
+CUresult cuCtxSynchronize(void);
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice);
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *, CUdevice);
 CUresult cuMemPoolCreate(CUmemoryPool *, const CUmemPoolProps *);
 CUresult cuMemPoolTrimTo(CUmemoryPool, size_t);
@@ -506,6 +522,70 @@ int main(int argc, char **argv)
 				die("pthread_create", -1);
 			nr_launchers++;
 			continue;	/* it says when it is done */
+		} else if (!strcmp(op, "kernels") && i + 2 < argc) {
+			long n = atol(argv[i + 1]);
+			uintptr_t us = parse_size(argv[i + 2]);
+
+			i += 2;
+			r = 0;
+			while (n-- > 0 && !r)
+				r = cuLaunchKernel((CUfunction)us, 1, 1, 1, 1, 1, 1,
+						   0, NULL, NULL, NULL);
+			printf("op=kernels r=%d\n", r);
+		} else if (!strcmp(op, "sync")) {
+			printf("op=sync r=%d\n", cuCtxSynchronize());
+		} else if (!strcmp(op, "retain")) {
+			CUcontext c;
+
+			r = cuDevicePrimaryCtxRetain(&c, 0);
+			printf("op=retain r=%d same=%d\n", r, !r && c == ctx);
+		} else if (!strcmp(op, "release")) {
+			printf("op=release r=%d\n", cuDevicePrimaryCtxRelease_v2(0));
+		} else if (!strcmp(op, "relcycle") && arg) {
+			long n = atol(argv[++i]), failed = 0;
+			CUcontext c;
+
+			for (long k = 0; k < n; k++) {
+				r = cuDevicePrimaryCtxRetain(&c, 0);
+				if (!r)
+					r = cuLaunchKernel((CUfunction)(uintptr_t)100,
+							   1, 1, 1, 1, 1, 1, 0, NULL,
+							   NULL, NULL);
+				if (!r)
+					r = cuCtxSynchronize();
+				if (!r)
+					r = cuDevicePrimaryCtxRelease_v2(0);
+				failed += r != 0;
+			}
+			printf("op=relcycle n=%ld failed=%ld\n", n, failed);
+		} else if (!strcmp(op, "reset")) {
+			r = cuDevicePrimaryCtxReset_v2(0);
+			nr_held = 0;	/* gone with the context */
+			if (!r)
+				r = cuDevicePrimaryCtxRetain(&ctx, 0);
+			if (!r)
+				r = cuCtxSetCurrent(ctx);
+			printf("op=reset r=%d\n", r);
+		} else if (!strcmp(op, "ctxcycle") && i + 2 < argc) {
+			long n = atol(argv[i + 1]), failed = 0;
+			size_t size = parse_size(argv[i + 2]);
+			CUdeviceptr p;
+			CUcontext c;
+
+			i += 2;
+			for (long k = 0; k < n; k++) {
+				r = cuCtxCreate_v2(&c, 0, 0);
+				if (r) {
+					failed++;
+					continue;
+				}
+				r = cuMemAlloc_v2(&p, size);
+				failed += r != 0;
+				if (cuCtxDestroy_v2(c))
+					failed++;
+			}
+			cuCtxSetCurrent(ctx);
+			printf("op=ctxcycle n=%ld failed=%ld\n", n, failed);
 		} else if (!strcmp(op, "trim")) {
 			r = cuMemPoolTrimTo(own_pool, 0);
 			if (!r)

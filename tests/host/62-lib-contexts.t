@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Contexts that come and go under the library, as programs use them:
+# - releasing one reference to the primary context (the runtime and
+#   libraries retain and release in pairs) leaves it alive: its work in
+#   flight still holds the token, and it keeps its state;
+# - a context destroyed, or the primary context reset (cudaDeviceReset),
+#   takes its allocations with it: their bytes come back to the limit.
+l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
+
+[ -n "$GS_MEM" ] || bail "gs-mem-client not built"
+# A grace long enough for 300 ms kernels: the holder is never revoked.
+service "$(us 5000)" 5000000
+
+# --- a release that is not the last
+rm -f "$GS_DOUBLE_SHM"
+at=$(start_at)
+run_bg a client GS_START_AT=$at "$GS_MEM" retain kernels 3 "$(us 300000)" release sleep 1.2 sync
+run_bg b client GS_START_AT=$at "$GS_CLIENT" --seconds 1.5 --kernel-us "$(us 500)"
+wait_bg a
+check "its kernels and release succeeded" \
+	sh -c "grep -q '^op=kernels r=0' '$T/a.out' && grep -q '^op=release r=0' '$T/a.out'"
+wait_bg b
+v=$(violations)
+check "its work in flight kept the token (violations=$v)" [ "$v" = 0 ]
+show a b
+
+mem cycle GPUSCHED_DEBUG=stats -- retain relcycle 50 release
+check "50 retain, launch, release cycles beside a reference held" \
+	grep -q '^op=relcycle n=50 failed=0' "$T/cycle.out"
+n=$(grep -c 'stats context ' "$T/cycle.err")
+check "... kept one context's state, not one per cycle ($n)" [ "$n" = 1 ]
+show cycle
+
+# --- allocations that go with their context (4 GiB of memory modelled)
+export GS_DOUBLE_MEM=4G
+mem destroy GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- ctxcycle 8 256M info
+check "8 contexts of 256 MiB each, destroyed unfreed, under a 1 GiB limit" \
+	grep -q '^op=ctxcycle n=8 failed=0' "$T/destroy.out"
+check "... and nothing of them left reserved" [ "$(reserved destroy)" = 0 ]
+show destroy
+
+mem reset GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- alloc 768M reset alloc 768M reset alloc 768M
+check "768 MiB allocated again after each reset, under a 1 GiB limit" \
+	[ "$(at reset 1 r)$(at reset 2 r)$(at reset 3 r)$(at reset 4 r)$(at reset 5 r)" = 00000 ]
+check "... with only the last allocation reserved at exit" [ "$(reserved reset)" = 805306368 ]
+show reset
+done_testing
