@@ -374,6 +374,8 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
  * the measured GPU time per launch. Without a measurement, or with no
  * event to go by: wait for everything (ctx_sync).
  */
+static uint64_t wait_stuck_at(struct gs_ctx *cs, uint64_t now);
+
 void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 {
 	uint64_t until = 0, near;
@@ -381,8 +383,9 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 
 	pthread_mutex_lock(&cs->lock);
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
-		uint64_t seq = cs->head_seq, now, after;
+		uint64_t seq = cs->head_seq, now, after, giveup;
 		unsigned int i = 0, slot;
+		bool done;
 		CUevent ev;
 
 		if (queued_ns(cs) <= left_ns) {
@@ -412,12 +415,21 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		}
 		slot = ring_mod(cs, cs->head + i);
 		ev = cs->ev[slot];
+		giveup = wait_stuck_at(cs, gs_now_ns());
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
-		ev_sync(ev);
+		done = ev_nap_until(ev, UINT64_MAX, giveup);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
+		if (!done) {
+			/* A kernel that may wait for the host: hand over
+			 * with it running (wait_stuck_at()).
+			 */
+			STAT_INC(stuck_waits);
+			pthread_mutex_unlock(&cs->lock);
+			return;
+		}
 		if (cs->head_seq != seq)
 			continue;	/* a throttled launch popped it: look again */
 		ctx_pop_locked(cs, i + 1);
@@ -545,7 +557,7 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * waits (ev_sync()). Called without cs->lock.
  */
 static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
-		    const struct gs_est *est)
+		    const struct gs_est *est, uint64_t giveup)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est->mean + c->spin_ns;
@@ -577,8 +589,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 			break;
 		sched_yield();
 	}
-	ev_sync(ev);
-	return DRY_SEEN;
+	return ev_nap_until(ev, UINT64_MAX, giveup) ? DRY_SEEN : DRY_STUCK;
 }
 
 /*
@@ -596,7 +607,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
  * away early), else DRY_SEEN. The caller picks @reach_ns (wait_reach()).
  */
 static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
-		   uint64_t behind_ns)
+		   uint64_t behind_ns, uint64_t giveup)
 {
 	struct gs_dev *d = cs->d;
 	uint64_t now = gs_now_ns(), until = 0, from = 0, most;
@@ -620,11 +631,24 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
 			sched_yield();
 	}
 	most = gs_nap_most(behind_ns, gs_config()->spin_ns, GS_EV_NAP_NS);
-	if (most && real.cuEventQuery)
-		ev_nap_most(ev, UINT64_MAX, UINT64_MAX, most);
-	else
+	if (!real.cuEventQuery) {
 		ev_sync(ev);
-	return DRY_SEEN;
+		return DRY_SEEN;
+	}
+	return ev_nap_most(ev, UINT64_MAX, giveup, most ? most : GS_EV_NAP_MAX_NS) ?
+	       DRY_SEEN : DRY_STUCK;
+}
+
+/*
+ * Until when a wait from @now for @cs's oldest event may last: past the
+ * predicted end of all our queued work, GS_STUCK_NS more. A kernel that
+ * waits for the host (a flag the program sets, a value it writes) ends
+ * only after the program goes on; holding up its launch would hang it,
+ * where the driver would have queued the launch. Caller holds cs->lock.
+ */
+static uint64_t wait_stuck_at(struct gs_ctx *cs, uint64_t now)
+{
+	return now + queued_ns(cs) + GS_STUCK_NS;
 }
 
 /*
@@ -660,14 +684,15 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 	bool timed;
 
 	pthread_mutex_lock(&cs->lock);
-	while (cs->nr && queue_full(cs, key)) {
+	while (cs->nr && cs->stuck != cs->head_seq + 1 && queue_full(cs, key)) {
 		uint64_t seq = cs->head_seq, mark = cs->ev_mark[cs->head];
 		CUevent ev = cs->ev[cs->head];
-		uint64_t now, end = 0;
+		uint64_t now = gs_now_ns(), end = 0;
 		struct gs_est est = cs->est;
 		uint64_t reach = wait_reach(cs, cs->head);
 		uint64_t behind = est.mean ? work_after(cs, cs->head) :
 					     UINT64_MAX;
+		uint64_t giveup = wait_stuck_at(cs, now);
 		int dry;
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
@@ -681,12 +706,25 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 		    ev_query(ev) != CUDA_ERROR_NOT_READY)
 			dry = DRY_SEEN;
 		else if (end)
-			dry = wait_dry(cs, ev, end, &est);
+			dry = wait_dry(cs, ev, end, &est, giveup);
 		else
-			dry = wait_ev(cs, ev, reach, behind);
+			dry = wait_ev(cs, ev, reach, behind, giveup);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
+		if (dry == DRY_STUCK) {
+			/* Not ended long past its time: launch, and wait for
+			 * it no more (it stays in the ring until it ends).
+			 */
+			if (cs->head_seq == seq) {
+				cs->stuck = seq + 1;
+				STAT_INC(stuck_waits);
+				gs_debug("a kernel of context %p has not ended %llu ms past its predicted end: launching without waiting for it",
+					 (void *)cs->ctx,
+					 (unsigned long long)(GS_STUCK_NS / 1000000));
+			}
+			continue;
+		}
 		if (dry == DRY_YIELD) {
 			/* Asked to yield: launch_begin() gives the token
 			 * away through the gate; the event is still ours.

@@ -127,6 +127,7 @@ struct gs_stats {
 	atomic_ullong yield_releases;	/* yield answered by the idle thread */
 	atomic_ullong drains;
 	atomic_ullong throttle_waits;
+	atomic_ullong stuck_waits;	/* waits given up (GS_STUCK_NS) */
 	atomic_ullong dry_yields;	/* yields seen polling the last event */
 	atomic_ullong timed;		/* kernels timed on the GPU (gs_klen) */
 	atomic_ullong late_frames;	/* ... not: the event after recorded late */
@@ -210,6 +211,10 @@ struct gs_ctx {
 	bool prev_ok;
 	unsigned int nr_events;		/* events created */
 	unsigned int throttled;		/* threads waiting in throttle() */
+	/* head_seq + 1 of an event a wait gave up on (wait_stuck_at()):
+	 * launches no longer wait for it. 0: none.
+	 */
+	uint64_t stuck;
 	/* GPU time per launch, from our own events around each launch
 	 * (klen_sample()): bounds the queue in time as well as in launches.
 	 * est.mean 0: not known yet.
@@ -330,7 +335,7 @@ struct gs_frame {
 };
 
 /* What a wait for our work ended with (wait_dry(), wait_ev()). */
-enum { DRY_SEEN, DRY_YIELD };
+enum { DRY_SEEN, DRY_YIELD, DRY_STUCK };
 
 /*
  * gate_enter()'s answers. GATE_BESIDE_ASK: launch beside the holder, then

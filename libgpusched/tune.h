@@ -49,6 +49,8 @@
 #define GS_EV_NAP_NS 10000ull
 /* ... doubling up to this: a long wait costs a few thousand wake-ups a second, and ends no later than this after the event. */
 #define GS_EV_NAP_MAX_NS 200000ull
+/* A wait for our own work gives up this long past its predicted end (past its start, unmeasured): a kernel may wait for the host, which acts only after the launch the wait holds up. */
+#define GS_STUCK_NS 200000000ull
 /* Events per context: up to one after every launch, so a queue's worth. */
 #define GS_RING 64
 /* Kernel lengths remembered per context, by what was launched; tries per key. */

@@ -27,6 +27,8 @@
  *   kernels N US            launch N kernels of US microseconds on this
  *                           thread, not waited for
  *   sync                    cuCtxSynchronize
+ *   mark | query            record an event after the work queued so far;
+ *                           whether it completed (r=0) or not (r=600)
  *   retain | release        one more reference to the primary context, or
  *                           one less (the runtime and libraries hold theirs)
  *   relcycle N              N times: retain, launch 100 us, sync, release
@@ -55,6 +57,9 @@ CUresult cuCtxSetCurrent(CUcontext);
 CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 CUresult cuCtxDestroy_v2(CUcontext);
 CUresult cuCtxSynchronize(void);
+CUresult cuEventCreate(CUevent *, unsigned int);
+CUresult cuEventRecord(CUevent, CUstream);
+CUresult cuEventQuery(CUevent);
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice);
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *, CUdevice);
@@ -391,6 +396,7 @@ int main(int argc, char **argv)
 	bool ptsz = false;
 	CUmemPoolProps props = { 0 };
 	pthread_t launchers[16];
+	CUevent mark = NULL;
 	int nr_launchers = 0;
 	CUresult r;
 	int i = 1;
@@ -532,6 +538,13 @@ int main(int argc, char **argv)
 				r = cuLaunchKernel((CUfunction)us, 1, 1, 1, 1, 1, 1,
 						   0, NULL, NULL, NULL);
 			printf("op=kernels r=%d\n", r);
+		} else if (!strcmp(op, "mark")) {
+			r = mark ? 0 : cuEventCreate(&mark, 0);
+			if (!r)
+				r = cuEventRecord(mark, NULL);
+			printf("op=mark r=%d\n", r);
+		} else if (!strcmp(op, "query")) {
+			printf("op=query r=%d\n", mark ? cuEventQuery(mark) : -1);
 		} else if (!strcmp(op, "sync")) {
 			printf("op=sync r=%d\n", cuCtxSynchronize());
 		} else if (!strcmp(op, "retain")) {

@@ -5,7 +5,9 @@
 #   libraries retain and release in pairs) leaves it alive: its work in
 #   flight still holds the token, and it keeps its state;
 # - a context destroyed, or the primary context reset (cudaDeviceReset),
-#   takes its allocations with it: their bytes come back to the limit.
+#   takes its allocations with it: their bytes come back to the limit;
+# - a kernel that may wait for the host does not hold up the launches
+#   after it for good.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ -n "$GS_MEM" ] || bail "gs-mem-client not built"
@@ -45,4 +47,12 @@ check "768 MiB allocated again after each reset, under a 1 GiB limit" \
 	[ "$(at reset 1 r)$(at reset 2 r)$(at reset 3 r)$(at reset 4 r)$(at reset 5 r)" = 00000 ]
 check "... with only the last allocation reserved at exit" [ "$(reserved reset)" = 805306368 ]
 show reset
+# --- a kernel that does not end until the program goes on
+# (a flag it sets later, modelled as a kernel far longer than the wait):
+# the launches after it wait for room only so long, then go ahead.
+unset GS_DOUBLE_MEM
+mem stuck GPUSCHED_DEBUG=stats -- kernels 1 "$(us 5000000)" mark kernels 20 "$(us 10)" query sync
+check "20 launches behind it returned before it ended" grep -q '^op=query r=600' "$T/stuck.out"
+check "... the wait given up once" grep -q 'stuck_waits=1 ' "$T/stuck.err"
+show stuck
 done_testing
