@@ -298,50 +298,40 @@ vis CUresult fname(CUcontext ctx)						\
 }
 
 /*
- * A reset destroys the primary context (its handle stays, and a retain
- * makes it anew): the same. Only that context: the others on the device
- * (cuCtxCreate's) live on.
+ * The primary context of @dev through @fn, a reset (@reset) or a release.
+ * A reset destroys it (its handle stays, and a retain makes it anew): the
+ * same as a destroy. A release only drops a reference (the CUDA runtime
+ * keeps one, libraries retain and release in pairs): the context goes only
+ * with its last, seen afterwards as inactive. Forgetting it at every
+ * release would let the token go with its work still running and give
+ * every new reference fresh state and events. Only that context: the
+ * others on the device (cuCtxCreate's) live on.
  */
-#define GS_RESET_HOOK(vis, fname, realfn)					\
-vis CUresult fname(CUdevice dev)						\
-{										\
-	CUcontext pc;								\
-	CUresult r;								\
-										\
-	if (!resolve_real(true) || !real.realfn)				\
-		return CUDA_ERROR_NOT_INITIALIZED;				\
-	pc = primary_ctx(dev);							\
-	if (pc)									\
-		ctx_forget(pc);							\
-	r = real.realfn(dev);							\
-	if (r == CUDA_SUCCESS && pc)						\
-		mem_ctx_gone(pc);						\
-	return r;								\
+static CUresult primary_down(dev_fn fn, CUdevice dev, bool reset)
+{
+	CUcontext pc = primary_ctx(dev);
+	CUresult r;
+
+	if (pc && reset)
+		ctx_forget(pc);
+	r = fn(dev);
+	if (r != CUDA_SUCCESS || !pc || (!reset && primary_active(dev)))
+		return r;
+	if (!reset)
+		ctx_forget(pc);
+	mem_ctx_gone(pc);
+	return r;
 }
 
-/*
- * A release only drops a reference (the CUDA runtime keeps one, libraries
- * retain and release in pairs): the primary context goes only with its
- * last, seen afterwards as inactive. Forgetting it at every release would
- * let the token go with its work still running and give every new
- * reference fresh state and events.
- */
-#define GS_RELEASE_HOOK(vis, fname, realfn)					\
+#define GS_PRIMARY_HOOK(vis, fname, realfn, reset)				\
 vis CUresult fname(CUdevice dev)						\
 {										\
-	CUcontext pc;								\
-	CUresult r;								\
-										\
 	if (!resolve_real(true) || !real.realfn)				\
 		return CUDA_ERROR_NOT_INITIALIZED;				\
-	pc = primary_ctx(dev);							\
-	r = real.realfn(dev);							\
-	if (r == CUDA_SUCCESS && pc && !primary_active(dev)) {			\
-		ctx_forget(pc);							\
-		mem_ctx_gone(pc);						\
-	}									\
-	return r;								\
+	return primary_down(real.realfn, dev, reset);				\
 }
+#define GS_RESET_HOOK(vis, fname, realfn) GS_PRIMARY_HOOK(vis, fname, realfn, true)
+#define GS_RELEASE_HOOK(vis, fname, realfn) GS_PRIMARY_HOOK(vis, fname, realfn, false)
 #define GS_HOOK_BOTH(kind, name)						\
 	kind(GS_EXPORT, name, name)						\
 	kind(static, in_##name, name)
