@@ -21,6 +21,8 @@
  * timer and the policy file. The listening socket: arbiter_socket.c.
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +42,14 @@
 #include "policyfile.h"
 #include "policyload.h"
 #include "rules.h"
+
+/* Out of descriptors, or a user at its connections: how often to say so. */
+#define ACCEPT_WARN_NS		(60 * 1000000000ull)
+/*
+ * A connection's first request comes at once (the library's ATTACH or
+ * BIND, gpuschedctl's request); one idle this long only holds a descriptor.
+ */
+#define FIRST_REQUEST_NS	(5 * 1000000000ull)
 
 struct arb_state A;
 
@@ -72,8 +82,8 @@ void watch_update(struct arb_client *c)
 {
 	struct epoll_event ev = { .events = EPOLLRDHUP, .data.ptr = c };
 
-	if (c->fd < 0)
-		return;
+	if (c->closed)
+		return;	/* out of the epoll set */
 	if (!c->parked && !c->out.active)
 		ev.events |= EPOLLIN;
 	if (c->out.active || c->ev_lost)
@@ -91,7 +101,10 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Arm the timer for the earliest policy event or parked deadline. */
+/*
+ * Arm the timer for the earliest policy event, parked request's deadline
+ * or first request due.
+ */
 static void rearm(void)
 {
 	uint64_t now = now_ns(), next = GS_POL_NEVER;
@@ -103,9 +116,12 @@ static void rearm(void)
 		if (t < next)
 			next = t;
 	}
-	for (struct arb_client *c = A.clients.next; c != &A.clients; c = c->next)
+	for (struct arb_client *c = A.clients.next; c != &A.clients; c = c->next) {
 		if (c->parked && c->deadline && c->deadline < next)
 			next = c->deadline;
+		if (c->idle_deadline && c->idle_deadline < next)
+			next = c->idle_deadline;
+	}
 	/* A metrics connection that times out. */
 	if (A.metrics) {
 		int ms = gs_metrics_timeout_ms(A.metrics);
@@ -137,8 +153,15 @@ void on_timer(void)
 		gs_pol_tick(&d->pol, now, &fx);
 		apply(d, &fx, now);
 	}
-again:
+	/* Replies close no client here (client_close() only marks it). */
 	for (c = A.clients.next; c != &A.clients; c = c->next) {
+		if (c->idle_deadline && c->idle_deadline <= now) {
+			gs_log(LOG_DEBUG, "pid %d uid %d: no request in %llu s: closed",
+			       (int)c->cred.pid, (int)c->cred.uid,
+			       FIRST_REQUEST_NS / 1000000000ull);
+			client_close(c, NULL);
+			continue;
+		}
 		if (c->parked && c->deadline && c->deadline <= now &&
 		    c->pol.state == GS_POL_WAITING) {
 			struct gs_pol_effects fx = { 0 };
@@ -147,8 +170,6 @@ again:
 			apply(c->dev, &fx, now);
 			park(c, false);
 			reply(c, -ETIMEDOUT, NULL, 0, -1);
-			/* Replies may have closed clients: walk again. */
-			goto again;
 		}
 	}
 }
@@ -290,7 +311,8 @@ static int policy_load(bool reload)
 	for (d = A.devs; d; d = d->next)
 		dev_apply_policy(d);
 	for (c = A.clients.next; c != &A.clients; c = c->next)
-		client_apply_policy(c);
+		if (!c->closed)
+			client_apply_policy(c);
 	return 0;
 }
 
@@ -303,6 +325,19 @@ static union {
 	struct gpusched_ctl_hdr hdr;
 	char buf[GPUSCHED_CTL_MSG_MAX];
 } in_msg;
+
+/*
+ * Has the peer of @fd shut down its side? recvmsg() gives 0 at the end of
+ * a connection only once it has (the socket's RCV_SHUTDOWN, which poll()
+ * shows as POLLRDHUP), and 0 for an empty message otherwise.
+ */
+static bool hung_up(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+	int n = poll(&p, 1, 0);
+
+	return n < 0 || (n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
+}
 
 void on_request(struct arb_client *c)
 {
@@ -322,10 +357,12 @@ void on_request(struct arb_client *c)
 	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {
+	/* 0 is the end, or an empty message: a request of the wrong size. */
+	if (n < 0 || (n == 0 && hung_up(c->fd))) {
 		client_close(c, n ? strerror(errno) : NULL);
 		return;
 	}
+	c->idle_deadline = 0;
 	/* Nobody is meant to send us descriptors: do not keep them. */
 	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
@@ -354,14 +391,26 @@ void on_request(struct arb_client *c)
 
 void client_close(struct arb_client *c, const char *why)
 {
-	if (c->fd < 0)
-		return;	/* already closing (a reply to it failed) */
+	if (c->closed)
+		return;
+	c->closed = true;
+	if (why)
+		snprintf(c->why, sizeof(c->why), "%s", why);
 	epoll_ctl(A.epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	c->fd = -1;
+	c->parked = false;
+	c->idle_deadline = 0;
+	c->close_next = A.closing;
+	A.closing = c;
 	/* A client's memory channel goes with it; a channel, alone. */
 	if (c->chan)
 		client_close(c->chan, NULL);
+}
+
+/* Take @c down: a closed file, as the module releases it. */
+static void client_reap(struct arb_client *c)
+{
+	if (c->chan)
+		c->chan->owner = NULL;
 	if (c->owner)
 		c->owner->chan = NULL;
 	if (c->dev) {
@@ -379,44 +428,78 @@ void client_close(struct arb_client *c, const char *why)
 			c->dnext->dprev = c->dprev;
 		else
 			d->last = c->dprev;
-		gs_pol_client_exit(&c->dev->pol, &c->pol, now, &fx);
-		uid_put(d, c->cred.uid);
+		gs_pol_client_exit(&d->pol, &c->pol, now, &fx);
+		uid_put(&d->uids, c->cred.uid);
 		/* With a reason always; a plain close with --verbose. */
-		gs_log(why ? LOG_INFO : LOG_DEBUG, "gpu%u: pid %d detached%s%s",
-		       c->dev->index, (int)c->cred.pid, why ? ": " : "",
-		       why ? why : "");
-		apply(c->dev, &fx, now);
+		gs_log(c->why[0] ? LOG_INFO : LOG_DEBUG, "gpu%u: pid %d detached%s%s",
+		       d->index, (int)c->cred.pid, c->why[0] ? ": " : "", c->why);
+		/* May grant, and a failed reply close another: A.closing. */
+		apply(d, &fx, now);
 	}
-	if (c->page)
+	if (c->page) {
+		c->pol.page = NULL;	/* the policy's pointer to it too */
 		munmap(c->page, GPUSCHED_STATUS_SIZE);
+		c->page = NULL;
+	}
+	uid_put(&A.conn_uids, c->cred.uid);
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	A.nr_clients--;
+	close(c->fd);
 	accept_pause(false);	/* a descriptor is free again */
-	/* Freed after the event batch, which may still point at it. */
-	c->next = A.zombies;
-	A.zombies = c;
+	free(c);
 }
 
-void free_zombies(void)
+void reap_closed(void)
 {
-	while (A.zombies) {
-		struct arb_client *c = A.zombies;
+	while (A.closing) {
+		struct arb_client *c = A.closing;
 
-		A.zombies = c->next;
-		free(c);
+		A.closing = c->close_next;
+		client_reap(c);
 	}
 }
 
-/* Out of descriptors: how often to say so. */
-#define ACCEPT_WARN_NS	(60 * 1000000000ull)
+/*
+ * A user's connections (root's are not limited): as many as its clients
+ * may need, each with its memory channel, on every token (--max-gpus x
+ * --max-clients-per-uid x 2), and never more than half the descriptors,
+ * so that one user cannot take them all. 0 (no client limit): none.
+ */
+static unsigned int conn_limit(void)
+{
+	uint64_t n = 2ull * A.o->max_gpus * A.o->max_clients_per_uid;
+	struct rlimit rl;
+
+	if (!n)
+		return 0;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < n)
+		n = rl.rlim_cur / 2 ? rl.rlim_cur / 2 : 1;
+	return n > UINT_MAX ? UINT_MAX : (unsigned int)n;
+}
+
+/* Refuse a connection of a user at its limit: said once a minute. */
+static void conn_refuse(const struct arb_client *c, int err)
+{
+	uint64_t now = now_ns();
+
+	if (A.conn_warned_ns && now - A.conn_warned_ns < ACCEPT_WARN_NS)
+		return;
+	A.conn_warned_ns = now;
+	if (err == -EUSERS)
+		gs_log(LOG_WARNING, "uid %d has %u connections, the most one user may have: closing its next ones (pid %d)",
+		       (int)c->cred.uid, A.conn_limit, (int)c->cred.pid);
+	else
+		gs_log(LOG_ERR, "accept: %s", strerror(-err));
+}
 
 static void on_accept(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 	socklen_t len = sizeof(struct ucred);
 	struct arb_client *c;
-	int fd;
+	int fd, err;
 
 	fd = accept4(A.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0) {
@@ -451,13 +534,22 @@ static void on_accept(void)
 		free(c);
 		return;
 	}
-	ev.data.ptr = c;
-	if (epoll_ctl(A.epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
+	err = uid_get(&A.conn_uids, c->cred.uid, A.conn_limit);
+	if (err) {
+		conn_refuse(c, err);
 		close(fd);
 		free(c);
 		return;
 	}
+	ev.data.ptr = c;
+	if (epoll_ctl(A.epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
+		uid_put(&A.conn_uids, c->cred.uid);
+		close(fd);
+		free(c);
+		return;
+	}
+	c->idle_deadline = now_ns() + FIRST_REQUEST_NS;
 	c->next = &A.clients;
 	c->prev = A.clients.prev;
 	A.clients.prev->next = c;
@@ -519,6 +611,7 @@ int arbiter_run(const struct arb_options *o)
 	A.started_ns = now_ns();
 	A.lfd = A.sfd = A.tfd = A.epfd = -1;
 	raise_nofile();
+	A.conn_limit = conn_limit();	/* after raise_nofile() */
 	A.clients.next = A.clients.prev = &A.clients;
 	A.future_write_seal = probe_future_write_seal();
 	if (!A.future_write_seal)
@@ -617,9 +710,9 @@ int arbiter_run(const struct arb_options *o)
 				uint32_t e = evs[i].events;
 
 				/* Closed earlier in this batch (a failed reply
-				 * closes the client replied to): skip it.
+				 * closes the client replied to): not read again.
 				 */
-				if (c->fd < 0)
+				if (c->closed)
 					continue;
 				if ((e & EPOLLOUT) && ctl_flush(c)) {
 					client_close(c, NULL);
@@ -631,14 +724,14 @@ int arbiter_run(const struct arb_options *o)
 					client_close(c, NULL);
 			}
 		}
-		free_zombies();
+		reap_closed();
 		rearm();
 	}
 	status = 0;
 out_unlink:
-	while (A.clients.next != &A.clients)
-		client_close(A.clients.next, NULL);
-	free_zombies();
+	for (struct arb_client *c = A.clients.next; c != &A.clients; c = c->next)
+		client_close(c, NULL);
+	reap_closed();
 	unlink_ours(o->socket_path);
 out:
 	gs_metrics_close(A.metrics);

@@ -286,7 +286,7 @@ void ctl_event(uint16_t cmd, struct arb_client *c)
 	bool snapped = false;
 
 	for (struct arb_client *s = A.clients.next; s != &A.clients; s = s->next) {
-		if (!s->subscribed || s->fd < 0 || s->ev_lost)
+		if (!s->subscribed || s->closed || s->ev_lost)
 			continue;
 		if (!snapped) {
 			client_snap(c, now_ns(), &r);
@@ -295,7 +295,7 @@ void ctl_event(uint16_t cmd, struct arb_client *c)
 		/* ctl_send() writes the header over the same buffer only. */
 		client_wire(&r, w);
 		if (ctl_send(s, cmd, 0, 0, 0, sizeof(*w), 1)) {
-			/* Never closed here: callers walk the client list. */
+			/* Lost, not closed: a watcher that falls behind is told. */
 			s->ev_lost = true;
 			watch_update(s);
 		}
@@ -362,7 +362,7 @@ static int ctl_set_client(const struct gpusched_ctl_set_client *a)
 		if ((a->flags & GPUSCHED_CTL_F_GPU) && d->index != a->gpu)
 			continue;
 		for (struct arb_client *c = d->first; c && !err; c = c->dnext) {
-			if ((a->id && c->id != a->id) ||
+			if (c->closed || (a->id && c->id != a->id) ||
 			    (a->pid && (uint32_t)c->cred.pid != a->pid))
 				continue;
 			err = client_admin_set(c, p);

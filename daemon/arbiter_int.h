@@ -52,6 +52,15 @@ struct arb_client {
 	struct arb_client *next, *prev;	/* all clients */
 	int fd;
 	struct ucred cred;
+	/*
+	 * Closed (client_close()): no longer read or answered, still on every
+	 * list and in the policy until reap_closed() takes it down after the
+	 * event batch, so that no caller's walk or pointer goes stale.
+	 */
+	bool closed;
+	struct arb_client *close_next;	/* on A.closing */
+	char why[64];			/* why it was closed, for the log */
+	uint64_t idle_deadline;		/* closed if no request by then; 0: one came */
 	struct arb_dev *dev;		/* NULL until ATTACH */
 	struct gs_pol_client pol;
 	struct gpusched_status *page;	/* pol.page once attached */
@@ -87,7 +96,10 @@ struct arb_state {
 	unsigned int nr_devs;
 	struct arb_client clients;	/* list head */
 	unsigned int nr_clients;
-	struct arb_client *zombies;	/* closed, to free after the batch */
+	struct arb_client *closing;	/* closed, to take down after the batch */
+	void *conn_uids;		/* tsearch(3) tree of connections per uid */
+	unsigned int conn_limit;	/* a user's connections; 0: no limit */
+	uint64_t conn_warned_ns;	/* when we last said a user hit it */
 	bool future_write_seal;
 	struct gs_policy *pol;		/* the policy file's rules and knobs */
 	dev_t sock_dev;
@@ -121,10 +133,18 @@ static inline struct arb_client *to_client(struct gs_pol_client *pc)
 uint64_t now_ns(void);
 /* Watch @c for what its state lets it do next (see the function). */
 void watch_update(struct arb_client *c);
-/* Close @c's connection: a closed file, as the module releases it. */
+/*
+ * Close @c's connection (@why, if any, is logged): from now on it is not
+ * read or answered. Safe anywhere, inside reply() and apply() too: it
+ * only marks @c; reap_closed() does the rest.
+ */
 void client_close(struct arb_client *c, const char *why);
-/* Free the clients closed during this batch of events. */
-void free_zombies(void);
+/*
+ * Take down the clients closed during this batch of events: a closed
+ * file, as the module releases it. Only the event loop calls it, between
+ * batches, where nothing points at a client.
+ */
+void reap_closed(void);
 /*
  * The policy file's knobs for @d; for @c its first matching rule, then
  * mem_admission's decision (made at the first call, kept after).
@@ -148,8 +168,13 @@ void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 	   int memfd);
 /* Hold back (@on) or release @c's reply to a blocking request. */
 void park(struct arb_client *c, bool on);
-/* One client of user @uid fewer on @d (see cmd_attach()). */
-void uid_put(struct arb_dev *d, uid_t uid);
+/*
+ * Per-user counts in the tsearch(3) tree at @tree (a GPU's clients, the
+ * connections): one more for @uid, 0 or -EUSERS past @limit (0: none;
+ * root is exempt) or -ENOMEM; one fewer.
+ */
+int uid_get(void **tree, uid_t uid, unsigned int limit);
+void uid_put(void **tree, uid_t uid);
 /* Tell the clients what the policy decided; after every policy call. */
 void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now);
 /* Set @c's parameters; unless @priv, only lowering its share. */

@@ -94,15 +94,20 @@ int listen_socket(const char *path)
 		gs_log(LOG_ERR, "socket: %s", strerror(errno));
 		return -1;
 	}
-	old = umask(0);
+	/*
+	 * Any local user may connect, as anyone may open /dev/gpusched: the
+	 * socket is made 0666 by bind() itself. A chmod() after it would
+	 * follow a link another user put in its place, in a directory others
+	 * can write.
+	 */
+	old = umask(0111);
 	if (bind(A.lfd, (struct sockaddr *)&sa, sizeof(sa))) {
 		umask(old);
 		gs_log(LOG_ERR, "bind %s: %s", path, strerror(errno));
 		return -1;
 	}
 	umask(old);
-	/* Any local user may connect, as anyone may open /dev/gpusched. */
-	if (chmod(path, 0666) || stat(path, &sb) || listen(A.lfd, 128)) {
+	if (lstat(path, &sb) || listen(A.lfd, 128)) {
 		gs_log(LOG_ERR, "%s: %s", path, strerror(errno));
 		unlink(path);
 		return -1;
@@ -117,6 +122,6 @@ void unlink_ours(const char *path)
 {
 	struct stat sb;
 
-	if (!stat(path, &sb) && sb.st_dev == A.sock_dev && sb.st_ino == A.sock_ino)
+	if (!lstat(path, &sb) && sb.st_dev == A.sock_dev && sb.st_ino == A.sock_ino)
 		unlink(path);
 }

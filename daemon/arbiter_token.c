@@ -45,6 +45,8 @@ void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 	struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 
+	if (c->closed)
+		return;	/* gone for replies: nobody reads them */
 	if (arg && size)
 		memcpy(rep.arg, arg, size);
 	if (memfd >= 0) {
@@ -59,7 +61,12 @@ void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &memfd, sizeof(int));
 	}
-	/* A client that does not read its replies is not waited for. */
+	/*
+	 * A client that does not read its replies is not waited for. This
+	 * runs inside apply() (a parked request granted), whose callers go
+	 * on using @c and their walk of the clients: client_close() only
+	 * marks it.
+	 */
 	if (sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(rep))
 		client_close(c, "reply failed");
 }
@@ -167,8 +174,9 @@ static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
 
 /*
  * A user's clients on one GPU, counted against --max-clients-per-uid as
- * the module counts max_clients_per_uid: the user is the uid that
- * SO_PEERCRED gave, and root is exempt (the module: CAP_SYS_RESOURCE).
+ * the module counts max_clients_per_uid, and a user's connections
+ * (arbiter.c): the user is the uid that SO_PEERCRED gave, and root is
+ * exempt (the module: CAP_SYS_RESOURCE).
  */
 struct arb_uid {
 	uid_t uid;
@@ -183,16 +191,14 @@ static int uid_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One client of @c's user more on @d: 0, -EUSERS (its limit) or -ENOMEM. */
-static int uid_get(struct arb_dev *d, const struct arb_client *c)
+int uid_get(void **tree, uid_t uid, unsigned int limit)
 {
-	struct arb_uid key = { .uid = c->cred.uid }, *u;
-	unsigned int limit = A.o->max_clients_per_uid;
-	void *found = tfind(&key, &d->uids, uid_cmp);
+	struct arb_uid key = { .uid = uid }, *u;
+	void *found = tfind(&key, tree, uid_cmp);
 
 	if (found) {
 		u = *(struct arb_uid **)found;
-		if (limit && u->n >= limit && c->cred.uid != 0)
+		if (limit && u->n >= limit && uid != 0)
 			return -EUSERS;
 		u->n++;
 		return 0;
@@ -200,25 +206,25 @@ static int uid_get(struct arb_dev *d, const struct arb_client *c)
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	*u = (struct arb_uid){ .uid = key.uid, .n = 1 };
-	if (!tsearch(u, &d->uids, uid_cmp)) {
+	*u = (struct arb_uid){ .uid = uid, .n = 1 };
+	if (!tsearch(u, tree, uid_cmp)) {
 		free(u);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-void uid_put(struct arb_dev *d, uid_t uid)
+void uid_put(void **tree, uid_t uid)
 {
 	struct arb_uid key = { .uid = uid }, *u;
-	void *found = tfind(&key, &d->uids, uid_cmp);
+	void *found = tfind(&key, tree, uid_cmp);
 
 	if (!found)
 		return;
 	u = *(struct arb_uid **)found;
 	if (--u->n)
 		return;
-	tdelete(&key, &d->uids, uid_cmp);
+	tdelete(&key, tree, uid_cmp);
 	free(u);
 }
 
@@ -290,12 +296,12 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	d = dev_get(a->uuid, &err);
 	if (!d)
 		goto out;
-	err = uid_get(d, c);
+	err = uid_get(&d->uids, c->cred.uid, A.o->max_clients_per_uid);
 	if (err)
 		goto out;
 	err = page_create(c, &memfd);
 	if (err) {
-		uid_put(d, c->cred.uid);
+		uid_put(&d->uids, c->cred.uid);
 		goto out;
 	}
 	now = now_ns();
@@ -361,8 +367,12 @@ static void cmd_acquire(struct arb_client *c, const struct gpusched_acquire *a,
 		return;
 	}
 	park(c, true);
-	if (a->flags & GPUSCHED_ACQUIRE_TIMEOUT)
-		c->deadline = now + (a->timeout_ns ? a->timeout_ns : 1);
+	if (a->flags & GPUSCHED_ACQUIRE_TIMEOUT) {
+		uint64_t t = a->timeout_ns ? a->timeout_ns : 1;
+
+		/* Saturated, as the module's: past the clock's end, never. */
+		c->deadline = t < GS_POL_NEVER - now ? now + t : GS_POL_NEVER;
+	}
 }
 
 static void cmd_release(struct arb_client *c, const struct gpusched_release *r)
@@ -469,7 +479,7 @@ static struct arb_client *client_by_id(uint64_t id)
 {
 	for (struct arb_dev *d = A.devs; d; d = d->next)
 		for (struct arb_client *c = d->first; c; c = c->dnext)
-			if (c->id == id)
+			if (c->id == id && !c->closed)
 				return c;
 	return NULL;
 }

@@ -8,7 +8,44 @@ import struct
 import sys
 
 WIRE_MAGIC, WIRE_MAX = 0x47505553, 256
-ATTACH_IOC = (1 << 30) | (40 << 16) | (0xE7 << 8) | 0  # _IOW(0xE7, 0, attach)
+
+
+def _ioc(out, nr, size):
+    """_IOW(0xE7, nr, size), or _IOR with out."""
+    return ((2 if out else 1) << 30) | (size << 16) | (0xE7 << 8) | nr
+
+
+ATTACH_IOC = _ioc(False, 0, 40)       # struct gpusched_attach
+ACQUIRE_IOC = _ioc(False, 1, 40)      # struct gpusched_acquire
+RELEASE_IOC = _ioc(False, 2, 32)      # struct gpusched_release
+SET_PARAMS_IOC = _ioc(False, 4, 32)   # struct gpusched_params
+GET_INFO_IOC = _ioc(True, 5, 136)     # struct gpusched_client_info
+ACQUIRE_TIMEOUT = 1 << 1
+PARAM_CAP = 1 << 2
+
+
+def request(s, cmd, arg=b""):
+    """Send request cmd with its struct's bytes arg (zeros after)."""
+    s.send(struct.pack("<II", WIRE_MAGIC, cmd) + arg.ljust(WIRE_MAX, b"\0"))
+
+
+def answer(s):
+    """The next reply's ret, 0 or a negative errno, once its magic is
+    checked."""
+    data = s.recv(8 + WIRE_MAX)
+    magic, ret = struct.unpack_from("<Ii", data)
+    assert magic == WIRE_MAGIC, "reply magic %x" % magic
+    return ret
+
+
+def acquire_arg(timeout_ns=0, flags=0):
+    """struct gpusched_acquire."""
+    return struct.pack("<QII", timeout_ns, flags, 0)
+
+
+def cap_arg(pct):
+    """struct gpusched_params setting only the cap."""
+    return struct.pack("<IIII", PARAM_CAP, 0, 0, pct)
 
 
 def conn(path, euid=None):
