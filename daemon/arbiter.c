@@ -406,8 +406,7 @@ void client_close(struct arb_client *c, const char *why)
 		client_close(c->chan, NULL);
 }
 
-/* Take @c down: a closed file, as the module releases it. */
-static void client_reap(struct arb_client *c)
+void client_reap(struct arb_client *c)
 {
 	if (c->chan)
 		c->chan->owner = NULL;

@@ -146,6 +146,11 @@ void client_close(struct arb_client *c, const char *why);
  */
 void reap_closed(void);
 /*
+ * Take down @c, closed and already off A.closing: a closed file, as the
+ * module releases it. Its grants may close others (onto A.closing).
+ */
+void client_reap(struct arb_client *c);
+/*
  * The policy file's knobs for @d; for @c its first matching rule, then
  * mem_admission's decision (made at the first call, kept after).
  */

@@ -151,22 +151,31 @@ static void connect_client(int i)
 	pend[i].head = pend[i].tail = 0;
 }
 
-/* The arbiter closes a client itself when a reply cannot be sent. */
+/*
+ * As the event loop does after a batch (reap_closed()), one client at a
+ * time, so that the closed ones, the arbiter's own (a reply it could not
+ * send) among them, leave the model as they go: taking one down may
+ * grant, and close another.
+ */
 static void reap(void)
 {
-	for (struct arb_client *z = A.zombies; z; z = z->next)
+	while (A.closing) {
+		struct arb_client *z = A.closing;
+
+		A.closing = z->close_next;
 		for (int i = 0; i < NR_CLIENTS; i++)
 			if (cl[i] == z) {
 				leave(i);
 				cl[i] = NULL;
 			}
-	free_zombies();
+		client_reap(z);
+	}
 }
 
 static void disconnect_client(int i)
 {
 	leave(i);
-	if (cl[i] && cl[i]->fd >= 0)
+	if (cl[i] && !cl[i]->closed)
 		client_close(cl[i], NULL);
 	close(peer[i]);
 	peer[i] = -1;
@@ -342,8 +351,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				len = end - p;
 			/* Anything, a RELEASE too: not judged. */
 			leave(i);
-			/* Empty: the arbiter takes it for a hang-up, no reply. */
-			if (send(peer[i], p, len, MSG_DONTWAIT) >= 0 && len)
+			/* Empty too: a request of the wrong size, EPROTO. */
+			if (send(peer[i], p, len, MSG_DONTWAIT) >= 0)
 				pending_push(i, 0, -1);
 			p += len;
 			break;
@@ -359,9 +368,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * As the event loop does: a parked client is not read, nor one
 		 * whose reply is not sent whole (here: until the peer reads).
 		 */
-		if (c->fd >= 0 && c->out.active && ctl_flush(c))
+		if (!c->closed && c->out.active && ctl_flush(c))
 			client_close(c, NULL);
-		if (c->fd >= 0 && !c->parked && !c->out.active)
+		if (!c->closed && !c->parked && !c->out.active)
 			on_request(c);
 		reap();
 		for (int j = 0; j < NR_CLIENTS; j++)
