@@ -493,6 +493,49 @@ static void conn_refuse(const struct arb_client *c, int err)
 		gs_log(LOG_ERR, "accept: %s", strerror(-err));
 }
 
+/* The contents of @path, NUL-terminated, in @buf of @size; false: none. */
+static bool read_small(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/*
+ * The effective capabilities of process @pid (a peer that just connected),
+ * as the module would judge it: capable() looks at the capabilities in the
+ * initial user namespace, and only a process in ours has them here. A
+ * container's root in a user namespace of its own has a uid map of its
+ * own (world-readable, as /proc/PID/status is, where /proc/PID/ns needs
+ * ptrace access); one with the same map as ours was made by whoever may
+ * map every uid, so is as good as ours. A rootful container's root is in
+ * ours, without CAP_SYS_NICE or CAP_NET_ADMIN unless given them. 0 where
+ * it cannot be read (the peer already gone).
+ */
+static uint64_t peer_caps(pid_t pid)
+{
+	char path[64], ours[512], theirs[512], status[4096], *p;
+	unsigned long long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	if (!read_small("/proc/self/uid_map", ours, sizeof(ours)) ||
+	    !read_small(path, theirs, sizeof(theirs)) || strcmp(ours, theirs))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!read_small(path, status, sizeof(status)))
+		return 0;
+	p = strstr(status, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &v) != 1)
+		return 0;
+	return v;
+}
+
 static void on_accept(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
@@ -533,7 +576,8 @@ static void on_accept(void)
 		free(c);
 		return;
 	}
-	err = uid_get(&A.conn_uids, c->cred.uid, A.conn_limit);
+	c->caps = peer_caps(c->cred.pid);
+	err = uid_get(&A.conn_uids, c->cred.uid, A.conn_limit, c->cred.uid == 0);
 	if (err) {
 		conn_refuse(c, err);
 		close(fd);

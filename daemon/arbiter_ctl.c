@@ -389,7 +389,8 @@ void ctl_request(struct arb_client *c, const void *msg, size_t n, bool trunc)
 	const struct gpusched_ctl_hdr *h = msg;
 	const void *arg = (const char *)msg + sizeof(*h);
 	struct ctl_out *o = &c->out;
-	bool admin = c->cred.uid == 0;
+	/* As the module's netlink family: CAP_NET_ADMIN. */
+	bool admin = client_capable(c, CAP_NET_ADMIN);
 	int err = 0;
 
 	*o = (struct ctl_out){ .active = true };

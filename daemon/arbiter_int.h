@@ -9,6 +9,7 @@
 #ifndef GSD_ARBITER_INT_H
 #define GSD_ARBITER_INT_H
 
+#include <linux/capability.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,11 @@ struct arb_client {
 	struct arb_client *next, *prev;	/* all clients */
 	int fd;
 	struct ucred cred;
+	/*
+	 * The peer's effective capabilities when it connected, where they
+	 * count: in our user namespace (peer_caps()); none in another.
+	 */
+	uint64_t caps;
 	/*
 	 * Closed (client_close()): no longer read or answered, still on every
 	 * list and in the policy until reap_closed() takes it down after the
@@ -175,11 +181,22 @@ void reply(struct arb_client *c, int ret, const void *arg, size_t size,
 void park(struct arb_client *c, bool on);
 /*
  * Per-user counts in the tsearch(3) tree at @tree (a GPU's clients, the
- * connections): one more for @uid, 0 or -EUSERS past @limit (0: none;
- * root is exempt) or -ENOMEM; one fewer.
+ * connections): one more for @uid, 0 or -EUSERS past @limit (0: none; not
+ * for root, @exempt) or -ENOMEM; one fewer.
  */
-int uid_get(void **tree, uid_t uid, unsigned int limit);
+int uid_get(void **tree, uid_t uid, unsigned int limit, bool exempt);
 void uid_put(void **tree, uid_t uid);
+/*
+ * Does @c have capability @cap (CAP_*), as the module asks capable() of
+ * its callers: CAP_SYS_NICE to raise its own share, CAP_NET_ADMIN to
+ * change GPUs and others. And root when it connected (SO_PEERCRED): the
+ * capabilities are read at accept(), by then those of whatever the peer
+ * exec'd (a setuid program), while a copy of its socket may be elsewhere.
+ */
+static inline bool client_capable(const struct arb_client *c, int cap)
+{
+	return c->cred.uid == 0 && (c->caps & (1ull << cap));
+}
 /* Tell the clients what the policy decided; after every policy call. */
 void apply(struct arb_dev *d, struct gs_pol_effects *fx, uint64_t now);
 /* Set @c's parameters; unless @priv, only lowering its share. */

@@ -176,7 +176,8 @@ static struct arb_dev *dev_get(const unsigned char *uuid, int *err)
  * A user's clients on one GPU, counted against --max-clients-per-uid as
  * the module counts max_clients_per_uid, and a user's connections
  * (arbiter.c): the user is the uid that SO_PEERCRED gave, and root is
- * exempt (the module: CAP_SYS_RESOURCE).
+ * exempt (the module asks for CAP_SYS_RESOURCE, which root may lack where
+ * the arbiter serves; a limit is a guard, not a privilege).
  */
 struct arb_uid {
 	uid_t uid;
@@ -191,14 +192,14 @@ static int uid_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int uid_get(void **tree, uid_t uid, unsigned int limit)
+int uid_get(void **tree, uid_t uid, unsigned int limit, bool exempt)
 {
 	struct arb_uid key = { .uid = uid }, *u;
 	void *found = tfind(&key, tree, uid_cmp);
 
 	if (found) {
 		u = *(struct arb_uid **)found;
-		if (limit && u->n >= limit && uid != 0)
+		if (limit && u->n >= limit && !exempt)
 			return -EUSERS;
 		u->n++;
 		return 0;
@@ -296,7 +297,8 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	d = dev_get(a->uuid, &err);
 	if (!d)
 		goto out;
-	err = uid_get(&d->uids, c->cred.uid, A.o->max_clients_per_uid);
+	err = uid_get(&d->uids, c->cred.uid, A.o->max_clients_per_uid,
+		      c->cred.uid == 0);
 	if (err)
 		goto out;
 	err = page_create(c, &memfd);
@@ -420,8 +422,8 @@ static void cmd_set_params(struct arb_client *c, const struct gpusched_params *p
 	err = gs_pol_check_set_params(p);
 	if (!err && !c->dev)
 		err = -ENOTCONN;
-	if (!err)	/* The module asks for CAP_SYS_NICE; from user space, root will do. */
-		err = client_set(c, p, c->cred.uid == 0);
+	if (!err)	/* As the module: raising takes CAP_SYS_NICE. */
+		err = client_set(c, p, client_capable(c, CAP_SYS_NICE));
 	reply(c, err, NULL, 0, -1);
 }
 

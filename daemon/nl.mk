@@ -65,10 +65,14 @@ install-gpuschedctl: $(GSD_DIR)/gpuschedctl
 	install -m 0755 $(GSD_DIR)/gpuschedctl $(DESTDIR)$(BINDIR)/gpuschedctl
 	install -m 0644 Documentation/man/gpuschedctl.8 $(DESTDIR)$(MANDIR)/man8/gpuschedctl.8
 	install -m 0644 Documentation/man/gpusched.conf.5 $(DESTDIR)$(MANDIR)/man5/gpusched.conf.5
-	# An admin's edited policy survives a reinstall.
+	# An admin's edited policy and udev rule survive a reinstall. The
+	# policy as installed sets nothing; the example shows each part.
 	test -e $(DESTDIR)$(SYSCONFDIR)/gpusched/gpusched.conf || \
 		install -m 0644 etc/gpusched.conf $(DESTDIR)$(SYSCONFDIR)/gpusched/gpusched.conf
-	install -m 0644 etc/udev/70-gpusched.rules $(DESTDIR)$(UDEVRULESDIR)/70-gpusched.rules
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 etc/gpusched.conf.example $(DESTDIR)$(DOCDIR)/examples/gpusched.conf
+	test -e $(DESTDIR)$(UDEVRULESDIR)/70-gpusched.rules || \
+		install -m 0644 etc/udev/70-gpusched.rules $(DESTDIR)$(UDEVRULESDIR)/70-gpusched.rules
 	sed 's|/usr/local/bin/|$(BINDIR)/|g' etc/systemd/gpuschedd.service \
 		>$(DESTDIR)$(SYSTEMDUNITDIR)/gpuschedd.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/gpuschedd.service

@@ -138,7 +138,8 @@ static void connect_client(int i)
 		abort();
 	c->fd = sv[0];
 	c->cred.pid = 1000 + i;
-	c->cred.uid = i == 0 ? 0 : 1000 + i;	/* root may raise its share */
+	c->cred.uid = i == 0 ? 0 : 1000 + i;
+	c->caps = i == 0 ? ~0ull : 0;		/* root may raise its share */
 	c->cred.gid = c->cred.uid;
 	ev.data.ptr = c;
 	epoll_ctl(A.epfd, EPOLL_CTL_ADD, c->fd, &ev);

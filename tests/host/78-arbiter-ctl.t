@@ -5,7 +5,9 @@
 # gpuschedctl status, clients, top, set, watch and --json work against it
 # with the module's output. Three busy clients weighted 1:2:4 show shares
 # within 5 points of the weights; root may change a client's weight and a
-# GPU's knobs, nobody gets EPERM and changes nothing.
+# GPU's knobs, nobody gets EPERM and changes nothing, and so does root
+# without the capability the module would ask for (CAP_NET_ADMIN to change
+# others, CAP_SYS_NICE to raise its own weight).
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ "$BACKEND" = arbiter ] || { echo "1..0 # SKIP the arbiter's own test"; exit 0; }
@@ -157,6 +159,24 @@ as_nobody "$CTL" clients -i 0 >"$T/nobody-read.out" 2>&1
 check "nobody: reads work" test "$(grep -c ' gs-cuda-client ' "$T/nobody-read.out")" = 3
 as_nobody "$CTL" watch >"$T/nobody-watch.out" 2>&1
 check "nobody: watch is refused with EPERM" sh -c "test $? = 1 && grep -q 'permission denied' '$T/nobody-watch.out'"
+
+# Root without the capabilities the module would ask for (a rootful
+# container's root, which has neither): no more than nobody.
+setpriv --bounding-set=-net_admin "$CTL" set client "$pid" weight=5000 >"$T/nocap.out" 2>&1
+rc=$?
+diag "$T/nocap.out"
+check "root without CAP_NET_ADMIN: set client fails with EPERM (exit $rc)" \
+	sh -c "test $rc = 1 && grep -q 'permission denied' '$T/nocap.out'"
+check "and the weight is unchanged ($(weight_of "$pid"))" test "$(weight_of "$pid")" = 100
+run_bg nocap setpriv --bounding-set=-sys_nice env LD_PRELOAD="$GS_LIB" GPUSCHED_WEIGHT=400 \
+	"$GS_CLIENT" --seconds 1.5 --kernel-us "$(us 200)"
+for _ in $(seq 50); do
+	w=$(weight_of "$(cat "$T/nocap.pid")")
+	[ -n "$w" ] && break
+	sleep 0.05
+done
+check "root without CAP_SYS_NICE: GPUSCHED_WEIGHT=400 does not raise its weight ($w)" test "$w" = 100
+wait_bg nocap
 
 ctl set client "$pid" weight=700 >"$T/root.out" 2>&1
 check "root: set client PID weight=700 succeeds" test $? = 0
