@@ -14,6 +14,7 @@ BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/gpusched
 SYSCONFDIR ?= /etc
 DESTDIR ?=
 # The version of the whole tree; DKMS needs it in dkms.conf, so it lives there.

@@ -152,5 +152,6 @@ module_init(gs_init);
 module_exit(gs_exit);
 
 MODULE_LICENSE("GPL");
+MODULE_VERSION(GS_VERSION);
 MODULE_DESCRIPTION("Fair-share GPU token shared by processes at kernel-launch boundaries");
 MODULE_AUTHOR("The gpusched developers");

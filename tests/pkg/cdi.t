@@ -65,6 +65,14 @@ check "arbiter spec: its socket's directory, GPUSCHED_ARBITER, no device node" \
 	test "$(yget "$T/arb.yaml" '[m["containerPath"] for m in d["mounts"]][1], d["env"][1], "deviceNodes" in d')" = \
 	"('$T/run', 'GPUSCHED_ARBITER=$SOCK', False)"
 
+# The socket's directory goes into every container: never a shared one.
+check "a socket directly under /run is refused" \
+	not sh -c "cdi/gpusched-cdi --mode arbiter --socket /run/arbiter.sock --library '$LIB' -o - >/dev/null 2>&1"
+: >"$T/run/other"
+check "so is a directory that holds more than the socket" \
+	not sh -c "cdi/gpusched-cdi --mode arbiter --socket '$SOCK' --library '$LIB' -o - >/dev/null 2>&1"
+rm -f "$T/run/other"
+
 # --- a busybox root filesystem with the CUDA double's client and the
 # host's libc for it; the library comes only from the spec.
 R=$T/root

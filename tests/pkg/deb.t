@@ -6,7 +6,9 @@
 # apt installs them, and then the installed files work: pkg-config, a
 # program of the explicit API compiled and run against them, gpuschedctl,
 # gpusched-cdi, the systemd unit (systemd-analyze verify), DKMS holding the
-# module's source. apt remove leaves nothing but conffiles; purge, nothing.
+# module's source; gpuschedd's maintainer scripts restart it on upgrade and
+# stop it on removal. apt remove leaves nothing but conffiles; purge,
+# nothing, nor the CDI spec gpusched-cdi wrote at its default path.
 # Root, like CI.
 set -u
 cd "$(dirname "$0")/../.."
@@ -50,6 +52,14 @@ lintian --fail-on error --tag-display-limit 0 "$T"/*.changes >"$T/lintian.log" 2
 check "lintian: no errors ($(grep -c '^E:' "$T/lintian.log") E, $(grep -c '^W:' "$T/lintian.log") W)" \
 	not grep -q '^E:' "$T/lintian.log"
 diag_file "$T/lintian.log" 40
+
+# gpuschedd across upgrades and removal (the scripts dh_installsystemd
+# writes, read from the package): an upgrade restarts it if it runs and
+# does not stop it beforehand; a removal stops it.
+dpkg-deb -e "$T/gpusched_${VERSION}"_*.deb "$T/ctl"
+check "postinst try-restarts gpuschedd on upgrade" grep -q 'deb-systemd-invoke try-restart .gpuschedd.service' "$T/ctl/postinst"
+check "preinst does not stop it for an upgrade" not grep -qs 'stop gpuschedd' "$T/ctl/preinst"
+check "prerm stops it on removal" grep -q 'deb-systemd-invoke stop gpuschedd.service' "$T/ctl/prerm"
 
 # dkms builds the module for the running kernel at install, where it can:
 # not in CI (no headers for the host's kernel); -k builds are dkms.t's.
@@ -103,6 +113,15 @@ check "man pages: gpuschedd(8) is installed" test -e /usr/share/man/man8/gpusche
 check "DKMS holds the module's source: dkms status gpusched/$VERSION" \
 	sh -c "dkms status gpusched/$VERSION | grep -q gpusched"
 
+# A CDI spec that gpusched-cdi wrote at its default path goes with a purge.
+cdi_spec=/etc/cdi/gpusched.yaml
+cdi_ours=
+if [ -e "$cdi_spec" ]; then
+	skip "the CDI spec gpusched-cdi writes goes with a purge" "$cdi_spec exists on this machine"
+elif check "gpusched-cdi writes $cdi_spec" sh -c "gpusched-cdi --mode kmod >/dev/null"; then
+	cdi_ours=1
+fi
+
 # What the packages own, and which of it are conffiles, before removal.
 for p in $PKGS; do dpkg -L "$p"; done | sort -u >"$T/files"
 for p in $PKGS; do dpkg-query -W -f='${Conffiles}\n' "$p"; done |
@@ -123,4 +142,8 @@ check "the conffiles stay: $(echo $(cat "$T/conffiles"))" \
 check "dpkg --purge" dpkg --purge $PKGS
 left=$(for f in $(cat "$T/conffiles"); do [ -e "$f" ] && echo "$f"; done)
 check "nothing left after purge${left:+: $(echo $left)}" test -z "$left"
+if [ -n "$cdi_ours" ]; then
+	check "nor the CDI spec gpusched-cdi wrote" not test -e "$cdi_spec"
+	rm -f "$cdi_spec"
+fi
 done_testing

@@ -67,6 +67,8 @@ for k in $KVERS; do
 		test "${vermagic%% *}" = "$k"
 	check "depmod knows it: modinfo -k $k gpusched finds $ko" \
 		sh -c "modinfo -k '$k' -F filename gpusched | grep -qx '$ko'"
+	check "its version is the tree's, $VERSION" \
+		test "$(modinfo -F version "$ko" 2>/dev/null)" = "$VERSION"
 done
 check "dkms status: installed for every kernel" \
 	sh -c "[ \$(dkms status '$MOD' | grep -c ': installed') = $(echo $KVERS | wc -w) ]"

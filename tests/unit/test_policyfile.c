@@ -629,13 +629,22 @@ static void test_load_file(void)
 	rmdir(dir);
 }
 
-/* The example the tree ships must be a valid policy. */
-static void test_shipped_example(void)
+/*
+ * The policy file installed sets nothing (a valid file: no knob, no rule);
+ * the example shipped beside it is a valid policy.
+ */
+static void test_shipped_files(void)
 {
 	struct gs_policy *pol = gs_policy_load("etc/gpusched.conf", err, sizeof(err));
 	struct gs_proc p;
 
-	if (!CHECK(pol, "etc/gpusched.conf: %s", err))
+	if (CHECK(pol, "etc/gpusched.conf: %s", err))
+		CHECK(!pol->gpu_all.mask && !pol->nr_gpus && !pol->nr_rules,
+		      "installed file: knobs %#x, %zu GPUs, %zu rules",
+		      pol->gpu_all.mask, pol->nr_gpus, pol->nr_rules);
+	gs_policy_free(pol);
+	pol = gs_policy_load("etc/gpusched.conf.example", err, sizeof(err));
+	if (!CHECK(pol, "etc/gpusched.conf.example: %s", err))
 		return;
 	CHECK(pol->nr_rules >= 3, "%zu rules", pol->nr_rules);
 	fake_proc(&p, 0, 0, "/usr/bin/nvidia-smi", "nvidia-smi", "/", NULL);
@@ -695,7 +704,7 @@ static const struct tap_test tests[] = {
 	{ "matching: and across keys, or within, first match wins", test_matching },
 	{ "matching this process through /proc", test_proc_self },
 	{ "loading files: errors, permissions", test_load_file },
-	{ "the shipped etc/gpusched.conf is valid", test_shipped_example },
+	{ "etc/gpusched.conf sets nothing, the example is valid", test_shipped_files },
 	{ "mem_admission: per GPU, and the sum it judges", test_mem_admission },
 };
 

@@ -116,7 +116,7 @@ build_module() {
 	local src=$OUT/kmod-src cc
 	rm -rf "$src"
 	mkdir -p "$src"
-	cp -r Kbuild kmod "$src/"
+	cp -r Kbuild dkms.conf kmod "$src/"
 	# Build with the compiler the kernel was built with (Debian's 6.12
 	# headers name x86_64-linux-gnu-gcc-12, not gcc), when it is here.
 	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$KDIR/.config")
