@@ -11,11 +11,7 @@ command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 
 log=$T/fds.log
 # Soft and hard limit: the arbiter raises its soft limit to the hard one.
-sh -c "ulimit -n 40 && exec \"$GS_DAEMON\" --arbiter --socket \"$GPUSCHED_ARBITER\"" 2>"$log" &
-ARB_PID=$!
-i=0
-while ! grep -q 'listening on' "$log" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-grep -q 'listening on' "$log" || bail "arbiter did not start: $(cat "$log")"
+AS_NOFILE=40 arbiter_start "$log" || bail "arbiter did not start: $(cat "$log")"
 
 # 60 connections held for 3 s, then closed one by one: about 30 beyond
 # the limit, queued.

@@ -100,11 +100,7 @@ check "a connection with no request in 5 s is closed, one that asked is kept ($r
 # holds 60 idle ones; root and another user still get in.
 stop_arbiter
 log=$T/fds.log
-sh -c "ulimit -n 64 && exec \"$GS_DAEMON\" --arbiter --socket \"$GPUSCHED_ARBITER\"" 2>"$log" &
-ARB_PID=$!
-i=0
-while ! grep -q 'listening on' "$log" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-grep -q 'listening on' "$log" || bail "arbiter did not start: $(cat "$log")"
+AS_NOFILE=64 arbiter_start "$log" || bail "arbiter did not start: $(cat "$log")"
 r=$(conns $u:60 0:attach $v:attach)
 check "one user's idle connections stop at half of 64 descriptors; root and another user attach ($r)" \
 	[ "$r" = "32 attach=0 attach=0" ]

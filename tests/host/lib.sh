@@ -126,9 +126,10 @@ client() {
 
 # arbiter_start LOG ARG...: gpuschedd --arbiter on $GPUSCHED_ARBITER with
 # the ARGs, its standard error appended to LOG, its pid in ARB_PID
-# (stop_arbiter stops it). True once it says it listens, within 10 s: a
-# stale socket file may be there before it is, and LOG may hold an
-# earlier run's lines.
+# (stop_arbiter stops it); under `ulimit -n $AS_NOFILE` (soft and hard)
+# where that is set. True once it says it listens, within 10 s: a stale
+# socket file may be there before it is, and LOG may hold an earlier
+# run's lines.
 arbiter_start() {
 	as_log=$1
 	shift
@@ -137,7 +138,9 @@ arbiter_start() {
 	# nothing, unlike the 0 before, and end the wait at once.
 	: >>"$as_log"
 	as_before=$(grep -c 'listening on' "$as_log")
-	"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" "$@" 2>>"$as_log" &
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	sh -c '[ -z "$0" ] || ulimit -n "$0" || exit; exec "$@"' "${AS_NOFILE:-}" \
+		"$GS_DAEMON" --arbiter --socket "$GPUSCHED_ARBITER" "$@" 2>>"$as_log" &
 	ARB_PID=$!
 	as_i=0
 	while [ "$(grep -c 'listening on' "$as_log")" = "${as_before:-0}" ] &&
