@@ -153,19 +153,55 @@ static int set_long(spank_t sp, const char *name, long v)
 	return set(sp, name, buf);
 }
 
-/* libgpusched first in LD_PRELOAD, ahead of what the job had. */
+/*
+ * libgpusched first in LD_PRELOAD, ahead of what the job had, all of which
+ * stays: a value too long to read whole is read again into a larger
+ * buffer, never cut or dropped.
+ */
 static int set_preload(spank_t sp)
 {
-	char old[4096], val[sizeof(old) + 512];
+	size_t size = 4096, n;
+	char *old = NULL, *val;
+	spank_err_t err;
+	int ret;
 
-	if (spank_getenv(sp, "LD_PRELOAD", old, sizeof(old)) != ESPANK_SUCCESS)
+	for (;;) {
+		char *p = realloc(old, size);
+
+		if (!p) {
+			free(old);
+			slurm_error("gpusched: out of memory for LD_PRELOAD");
+			return -1;
+		}
+		old = p;
+		err = spank_getenv(sp, "LD_PRELOAD", old, (int)size);
+		if (err != ESPANK_NOSPACE || size >= (1u << 20))
+			break;
+		size *= 2;
+	}
+	if (err == ESPANK_NOSPACE) {
+		free(old);
+		slurm_error("gpusched: LD_PRELOAD is over 1 MiB: left as it is, libgpusched not added");
+		return -1;
+	}
+	if (err != ESPANK_SUCCESS)
 		old[0] = '\0';
-	if (strstr(old, library))
+	if (strstr(old, library)) {
+		free(old);
 		return 0;
-	if (snprintf(val, sizeof(val), "%s%s%s", library, old[0] ? ":" : "", old) >=
-	    (int)sizeof(val))
-		return set(sp, "LD_PRELOAD", library);
-	return set(sp, "LD_PRELOAD", val);
+	}
+	n = strlen(library) + 1 + strlen(old) + 1;
+	val = malloc(n);
+	if (!val) {
+		free(old);
+		slurm_error("gpusched: out of memory for LD_PRELOAD");
+		return -1;
+	}
+	snprintf(val, n, "%s%s%s", library, old[0] ? ":" : "", old);
+	ret = set(sp, "LD_PRELOAD", val);
+	free(val);
+	free(old);
+	return ret;
 }
 
 /* gres/shard: N shards on this node make the weight N * shard_weight. */

@@ -161,4 +161,10 @@ SLURM_SHARDS_ON_NODE=2 srun env >"$T/env2" 2>&1
 check "2 shards and shard_weight=150: GPUSCHED_WEIGHT=300" grep -qx 'GPUSCHED_WEIGHT=300' "$T/env2"
 SLURM_SHARDS_ON_NODE=2 srun --gpu-weight=40 env >"$T/env3" 2>&1
 check "--gpu-weight wins over shards" grep -qx 'GPUSCHED_WEIGHT=40' "$T/env3"
+# A job's own LD_PRELOAD of more than 4 KiB stays whole, after the library.
+long=$(for i in $(seq 400); do printf '/nonexistent/gs-preload-%03d.so:' "$i"; done)
+long=${long%:}
+LD_PRELOAD=$long srun env >"$T/env4" 2>/dev/null
+check "a job's LD_PRELOAD of ${#long} bytes kept whole, after the library" \
+	grep -qxF "LD_PRELOAD=$LIB:$long" "$T/env4"
 done_testing
