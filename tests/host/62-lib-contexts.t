@@ -11,13 +11,14 @@
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ -n "$GS_MEM" ] || bail "gs-mem-client not built"
-# A grace long enough for 300 ms kernels: the holder is never revoked.
-service "$(us 5000)" 5000000
+# A grace longer than the 300 ms of kernels below (scaled as they are):
+# the holder is never revoked.
+service "$(us 5000)" "$(us 1000000)"
 
 # --- a release that is not the last
 rm -f "$GS_DOUBLE_SHM"
 at=$(start_at)
-run_bg a client GS_START_AT=$at "$GS_MEM" retain kernels 3 "$(us 300000)" release sleep 1.2 sync
+run_bg a client GS_START_AT=$at "$GS_MEM" retain kernels 3 "$(us 100000)" release sleep 1.2 sync
 run_bg b client GS_START_AT=$at "$GS_CLIENT" --seconds 1.5 --kernel-us "$(us 500)"
 wait_bg a
 check "its kernels and release succeeded" \
@@ -51,7 +52,7 @@ show reset
 # (a flag it sets later, modelled as a kernel far longer than the wait):
 # the launches after it wait for room only so long, then go ahead.
 unset GS_DOUBLE_MEM
-mem stuck GPUSCHED_DEBUG=stats -- kernels 1 "$(us 5000000)" mark kernels 20 "$(us 10)" query sync
+mem stuck GPUSCHED_DEBUG=stats -- kernels 1 5000000 mark kernels 20 "$(us 10)" query sync
 check "20 launches behind it returned before it ended" grep -q '^op=query r=600' "$T/stuck.out"
 check "... the wait given up once" grep -q 'stuck_waits=1 ' "$T/stuck.err"
 show stuck
