@@ -131,15 +131,54 @@ void ctx_empty_locked(struct gs_ctx *cs)
 	ctx_unstamp_locked(cs);
 }
 
-static void ctx_sync(struct gs_ctx *cs)
+static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until);
+
+/*
+ * The newest event of @cs if it follows all of its launches, all on one
+ * stream: its completion is the end of all our work, and a wait for it
+ * can give up. NULL otherwise. Caller holds cs->lock.
+ */
+static CUevent ctx_last_of_all(struct gs_ctx *cs)
+{
+	unsigned int last = ring_mod(cs, cs->head + cs->nr - 1);
+
+	if (!cs->nr || !real.cuEventQuery || cs->ev_mark[last] != cs->launches)
+		return NULL;
+	for (unsigned int k = 0; k < cs->nr; k++)
+		if (cs->ev_stream[ring_mod(cs, cs->head + k)] != cs->ev_stream[last])
+			return NULL;
+	return cs->ev[last];
+}
+
+/*
+ * Wait until none of @cs's work is left, or until @giveup (drain_until()).
+ * Where one event marks the end of it all (ctx_last_of_all()), a wait for
+ * that event, which can end there, the work still running; else
+ * cuCtxSynchronize(), which cannot.
+ */
+static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 {
 	CUstreamCaptureMode mode;
 	CUcontext popped;
 	bool relaxed;
+	CUevent last;
 	CUresult r;
 
-	if (atomic_load(&cs->dead) || !real.cuCtxPushCurrent_v2 ||
-	    !real.cuCtxPopCurrent_v2 || !real.cuCtxSynchronize)
+	if (atomic_load(&cs->dead))
+		return;
+	pthread_mutex_lock(&cs->lock);
+	last = ctx_last_of_all(cs);
+	pthread_mutex_unlock(&cs->lock);
+	if (last) {
+		if (!ev_nap_until(last, UINT64_MAX, giveup)) {
+			STAT_INC(stuck_waits);
+			return;
+		}
+		r = CUDA_SUCCESS;
+		goto done;
+	}
+	if (!real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2 ||
+	    !real.cuCtxSynchronize)
 		return;
 	if (real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
 		return;
@@ -151,6 +190,7 @@ static void ctx_sync(struct gs_ctx *cs)
 	if (r != CUDA_SUCCESS)
 		gs_debug("cuCtxSynchronize of context %p: error %d",
 			 (void *)cs->ctx, r);
+done:
 	pthread_mutex_lock(&cs->lock);
 	if (r == CUDA_SUCCESS && cs->nr)
 		ctx_pop_locked(cs, cs->nr);	/* all done: frames too */
@@ -374,16 +414,30 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
  * the measured GPU time per launch. Without a measurement, or with no
  * event to go by: wait for everything (ctx_sync).
  */
-static uint64_t wait_stuck_at(struct gs_ctx *cs, uint64_t now);
+/*
+ * Until when a drain for a yield starting @now may wait for our work: the
+ * grace time the service gives a holder to yield, after which it revokes
+ * the token anyway. A kernel that waits for the host (a flag the program
+ * sets after its next launch) never ends while the drain holds that
+ * launch up: the drain stops there, and the program goes on.
+ */
+static uint64_t drain_until(struct gs_ctx *cs, uint64_t now)
+{
+	uint64_t grace = grace_ns(cs->d);
+
+	return grace > UINT64_MAX - now ? UINT64_MAX : now + grace;
+}
 
 void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 {
+	uint64_t giveup = drain_until(cs, gs_now_ns());
+
 	uint64_t until = 0, near;
 	CUevent last = NULL;
 
 	pthread_mutex_lock(&cs->lock);
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
-		uint64_t seq = cs->head_seq, now, after, giveup;
+		uint64_t seq = cs->head_seq, now, after;
 		unsigned int i = 0, slot;
 		bool done;
 		CUevent ev;
@@ -415,7 +469,6 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		}
 		slot = ring_mod(cs, cs->head + i);
 		ev = cs->ev[slot];
-		giveup = wait_stuck_at(cs, gs_now_ns());
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
 		done = ev_nap_until(ev, UINT64_MAX, giveup);
@@ -424,7 +477,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		cs->throttled--;
 		if (!done) {
 			/* A kernel that may wait for the host: hand over
-			 * with it running (wait_stuck_at()).
+			 * with it running (drain_until()).
 			 */
 			STAT_INC(stuck_waits);
 			pthread_mutex_unlock(&cs->lock);
@@ -452,7 +505,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	near = gs_est_near(&cs->est, until);
 	pthread_mutex_unlock(&cs->lock);
 	if (!until) {
-		ctx_sync(cs);
+		ctx_sync(cs, giveup);
 		return;
 	}
 	/*

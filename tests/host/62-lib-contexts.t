@@ -50,10 +50,28 @@ check "... with only the last allocation reserved at exit" [ "$(reserved reset)"
 show reset
 # --- a kernel that does not end until the program goes on
 # (a flag it sets later, modelled as a kernel far longer than the wait):
-# the launches after it wait for room only so long, then go ahead.
+# the launches after it wait for room only so long, then go ahead; and a
+# drain for a yield (with the module, one may come) stops at the grace
+# time, here well before the kernel's end.
 unset GS_DOUBLE_MEM
+service "$(us 5000)" "$(us 100000)"
 mem stuck GPUSCHED_DEBUG=stats -- kernels 1 5000000 mark kernels 20 "$(us 10)" query sync
 check "20 launches behind it returned before it ended" grep -q '^op=query r=600' "$T/stuck.out"
-check "... the wait given up once" grep -q 'stuck_waits=1 ' "$T/stuck.err"
+check "... the wait given up" grep -q 'stuck_waits=[1-9]' "$T/stuck.err"
 show stuck
+
+# ... and with a neighbour asking for the token meanwhile, the holder's
+# drain for the yield stops at the grace time, where the service revokes
+# the token anyway: its next launch returns while the kernel still runs.
+rm -f "$GS_DOUBLE_SHM"
+at=$(start_at)
+run_bg held client GS_START_AT=$at GPUSCHED_DEBUG=stats "$GS_MEM" \
+	kernels 1 5000000 mark sleep 1 kernels 1 "$(us 10)" query sync
+run_bg asks client GS_START_AT=$at "$GS_CLIENT" --seconds 1 --kernel-us "$(us 100)"
+wait_bg asks
+wait_bg held
+check "asked to yield, its next launch returned before that kernel ended" \
+	grep -q '^op=query r=600' "$T/held.out"
+check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held.err"
+show held asks
 done_testing
