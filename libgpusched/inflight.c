@@ -131,7 +131,7 @@ void ctx_empty_locked(struct gs_ctx *cs)
 	ctx_unstamp_locked(cs);
 }
 
-static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until);
+static bool ev_sync(CUevent ev, uint64_t most, uint64_t until);
 
 /*
  * The newest event of @cs if it follows all of its launches, all on one
@@ -170,7 +170,7 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	last = ctx_last_of_all(cs);
 	pthread_mutex_unlock(&cs->lock);
 	if (last) {
-		if (!ev_nap_until(last, UINT64_MAX, giveup)) {
+		if (!ev_sync(last, GS_EV_NAP_MAX_NS, giveup)) {
 			STAT_INC(stuck_waits);
 			return;
 		}
@@ -328,24 +328,25 @@ static bool ev_nap_until(CUevent ev, uint64_t near, uint64_t until)
 }
 
 /*
- * Wait for @ev to complete. None of our events is blocking sync (see
- * ctx_lookup()), and cuEventSynchronize() would spin a CPU on them: so nap
- * between looks (ev_nap_until()). A short wait costs a few wake-ups and
- * ends about as late as a blocking one would, a long one a few thousand
- * wake-ups a second.
+ * Wait for @ev to complete, naps of @most at most, until @until: whether
+ * it completed. None of our events is blocking sync (see ctx_lookup()),
+ * and cuEventSynchronize() would spin a CPU on them: so nap between looks
+ * (ev_nap_most()). A short wait costs a few wake-ups and ends about as
+ * late as a blocking one would, a long one a few thousand wake-ups a
+ * second. A driver without cuEventQuery leaves only cuEventSynchronize(),
+ * which cannot stop at @until.
  */
-static void ev_sync(CUevent ev)
+static bool ev_sync(CUevent ev, uint64_t most, uint64_t until)
 {
 	CUstreamCaptureMode mode;
 	bool relaxed;
 
-	if (!real.cuEventQuery) {
-		relaxed = gs_relax(&mode);
-		real.cuEventSynchronize(ev);
-		gs_unrelax(relaxed, mode);
-	} else {
-		ev_nap_until(ev, UINT64_MAX, UINT64_MAX);
-	}
+	if (real.cuEventQuery)
+		return ev_nap_most(ev, UINT64_MAX, until, most);
+	relaxed = gs_relax(&mode);
+	real.cuEventSynchronize(ev);
+	gs_unrelax(relaxed, mode);
+	return true;
 }
 
 /*
@@ -405,16 +406,6 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 }
 
 /*
- * Wait until about @left_ns of @cs's queued work is left unfinished: the
- * early hand-over. The token is then given away while our last kernels
- * run, so that the next holder's wake-up and first launches overlap them
- * and its kernels are queued by the time ours end (the GPU switches
- * contexts once ours has no work). The end is predicted from the newest
- * event with more than @left_ns of work after it, seen completing, and
- * the measured GPU time per launch. Without a measurement, or with no
- * event to go by: wait for everything (ctx_sync).
- */
-/*
  * Until when a drain for a yield starting @now may wait for our work: the
  * grace time the service gives a holder to yield, after which it revokes
  * the token anyway. A kernel that waits for the host (a flag the program
@@ -428,11 +419,20 @@ static uint64_t drain_until(struct gs_ctx *cs, uint64_t now)
 	return grace > UINT64_MAX - now ? UINT64_MAX : now + grace;
 }
 
+/*
+ * Wait until about @left_ns of @cs's queued work is left unfinished: the
+ * early hand-over. The token is then given away while our last kernels
+ * run, so that the next holder's wake-up and first launches overlap them
+ * and its kernels are queued by the time ours end (the GPU switches
+ * contexts once ours has no work). The end is predicted from the newest
+ * event with more than @left_ns of work after it, seen completing, and
+ * the measured GPU time per launch. Without a measurement, or with no
+ * event to go by: wait for everything (ctx_sync). No wait lasts past
+ * drain_until().
+ */
 void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 {
-	uint64_t giveup = drain_until(cs, gs_now_ns());
-
-	uint64_t until = 0, near;
+	uint64_t giveup = drain_until(cs, gs_now_ns()), until = 0, near;
 	CUevent last = NULL;
 
 	pthread_mutex_lock(&cs->lock);
@@ -471,7 +471,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		ev = cs->ev[slot];
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
-		done = ev_nap_until(ev, UINT64_MAX, giveup);
+		done = ev_sync(ev, GS_EV_NAP_MAX_NS, giveup);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
 		cs->throttled--;
@@ -607,7 +607,8 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * then gives the token away while our last kernel runs, and the next
  * holder's kernel is queued when it ends. Polls no longer than twice the
  * mean launch length of @est (a longer kernel, a time-sliced GPU), then
- * waits (ev_sync()). Called without cs->lock.
+ * waits (ev_sync()) until @giveup: DRY_STUCK if it has not completed by
+ * then (wait_stuck_at()). Called without cs->lock.
  */
 static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 		    const struct gs_est *est, uint64_t giveup)
@@ -642,7 +643,7 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 			break;
 		sched_yield();
 	}
-	return ev_nap_until(ev, UINT64_MAX, giveup) ? DRY_SEEN : DRY_STUCK;
+	return ev_sync(ev, GS_EV_NAP_MAX_NS, giveup) ? DRY_SEEN : DRY_STUCK;
 }
 
 /*
@@ -657,7 +658,9 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
  * our work waited behind another context's), and the GPU would run out of
  * our work before the next launch.
  * Returns DRY_YIELD when asked to yield (the gate then gives the token
- * away early), else DRY_SEEN. The caller picks @reach_ns (wait_reach()).
+ * away early), DRY_STUCK when @ev has not completed by @giveup
+ * (wait_stuck_at()), else DRY_SEEN. The caller picks @reach_ns
+ * (wait_reach()).
  */
 static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
 		   uint64_t behind_ns, uint64_t giveup)
@@ -684,11 +687,7 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
 			sched_yield();
 	}
 	most = gs_nap_most(behind_ns, gs_config()->spin_ns, GS_EV_NAP_NS);
-	if (!real.cuEventQuery) {
-		ev_sync(ev);
-		return DRY_SEEN;
-	}
-	return ev_nap_most(ev, UINT64_MAX, giveup, most ? most : GS_EV_NAP_MAX_NS) ?
+	return ev_sync(ev, most ? most : GS_EV_NAP_MAX_NS, giveup) ?
 	       DRY_SEEN : DRY_STUCK;
 }
 
