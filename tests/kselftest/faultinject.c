@@ -28,7 +28,6 @@
 #define FI_NTH		"/proc/thread-self/fail-nth"
 #define FI_DEBUGFS	"/sys/kernel/debug/"
 #define FI_MAX_N	3000	/* more fault points than any operation has */
-#define FI_MODULE	"/gpusched.ko"	/* the runner's, in the VM */
 #define FI_CROWD	150	/* clients in the dump: several messages */
 
 /* The fault points fail-nth counts follow the knobs of each capability. */
@@ -341,40 +340,6 @@ static void fi_walk(struct __test_metadata *_metadata, struct fi_ctx *x,
 		       op->name, injected, enomem, efault, enobufs, usual);
 }
 
-/* As tests/kselftest/capacity.c: the parameters the runner loaded it with. */
-static int fi_module_params(char *buf, size_t size)
-{
-	static const char *const names[] = {
-		"max_gpus", "timeslice_us", "grace_us", "min_grant_us",
-		"starve_us", "window_us", "latency_pct", "dev_mode",
-	};
-	size_t len = 0;
-	unsigned int i;
-	long long v;
-
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		v = gs_param_read(names[i]);
-		if (v < 0)
-			return -ENOENT;
-		len += snprintf(buf + len, size - len, "%s=%lld ", names[i], v);
-	}
-	return len < size ? 0 : -E2BIG;
-}
-
-static int fi_module_reload(const char *params)
-{
-	int fd, err;
-
-	if (syscall(SYS_delete_module, "gpusched", O_NONBLOCK))
-		return -errno;
-	fd = open(FI_MODULE, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return err;
-}
-
 FIXTURE(fi) {
 	struct fi_ctx x;
 };
@@ -418,7 +383,7 @@ FIXTURE_TEARDOWN(fi)
 	close(x->nth);
 	/* Braces: the harness's EXPECT is more than one statement. */
 	if (x->params[0]) {
-		EXPECT_EQ(0, fi_module_reload(x->params))
+		EXPECT_EQ(0, gs_module_reload(x->params))
 			TH_LOG("reloading with %s", x->params);
 	}
 }
@@ -769,9 +734,9 @@ TEST_F_TIMEOUT(fi, attach_new_token, 600)
 	 * afterwards, as the runner loaded it, so that the next programs
 	 * find max_gpus free.
 	 */
-	if (access(FI_MODULE, R_OK))
-		SKIP(return, "%s: not in the test VM", FI_MODULE);
-	ASSERT_EQ(0, fi_module_params(x->params, sizeof(x->params)));
+	if (access(GS_MODULE_PATH, R_OK))
+		SKIP(return, "%s: not in the test VM", GS_MODULE_PATH);
+	ASSERT_EQ(0, gs_module_params(x->params, sizeof(x->params)));
 	x->new_max = FI_GPU_NEW + max - x->nr_tokens - 1;
 	fi_walk(_metadata, x, &op);
 }
