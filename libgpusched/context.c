@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,22 +125,119 @@ struct gs_dev *dev_by_ordinal(CUdevice dev)
 	return d;
 }
 
+/* Timing events made for a context before its record is chosen. */
+struct ctx_events {
+	CUevent t[GS_RING], n[GS_RING];
+	unsigned int nr;
+};
+
+/*
+ * Make the ring's events in the current context: one that takes GPU
+ * timestamps and one that does not per slot (struct gs_ctx). Neither kind
+ * blocking sync: behind queued work, such a timing event takes the
+ * launching thread about twice as long to record (2 us, not 1) and the GPU
+ * 0.7 us more; ev_sync() looks at them between naps instead.
+ */
+static void ctx_events_make(struct ctx_events *e)
+{
+	CUstreamCaptureMode mode;
+	bool relaxed;
+
+	e->nr = 0;
+	if (!real.cuEventCreate || !real.cuEventSynchronize)
+		return;
+	/* The first launch of a context may come beside another thread's
+	 * capture: made in relaxed mode, as the queries are (gs_relax()).
+	 */
+	relaxed = gs_relax(&mode);
+	for (unsigned int i = 0; i < GS_RING; i++) {
+		if (real.cuEventCreate(&e->t[i], 0) != CUDA_SUCCESS)
+			break;
+		if (real.cuEventCreate(&e->n[i], CU_EVENT_DISABLE_TIMING) !=
+		    CUDA_SUCCESS)
+			e->n[i] = e->t[i];
+		e->nr++;
+	}
+	gs_unrelax(relaxed, mode);
+}
+
+/*
+ * Give @cs, new or revived, context @ctx of ordinal @dev and the events @e.
+ * The fields from launches on belong to one context's life: a record taken
+ * over from a destroyed context starts them afresh (its lengths were of
+ * another program's kernels, keyed by handles that may come back). Caller
+ * holds G.lock; cs->lock orders this after any thread still in the record.
+ */
+static void ctx_set(struct gs_ctx *cs, CUcontext ctx, CUdevice dev,
+		    const struct ctx_events *e)
+{
+	pthread_mutex_lock(&cs->lock);
+	memset((char *)cs + offsetof(struct gs_ctx, launches), 0,
+	       sizeof(*cs) - offsetof(struct gs_ctx, launches));
+	__atomic_store_n(&cs->ctx, ctx, __ATOMIC_RELAXED);
+	cs->ordinal = dev;
+	for (unsigned int i = 0; i < e->nr; i++) {
+		cs->ev_t[i] = cs->ev[i] = e->t[i];
+		cs->ev_n[i] = e->n[i];
+	}
+	cs->nr_events = e->nr;
+	pthread_mutex_unlock(&cs->lock);
+	atomic_store(&cs->dead, false);
+}
+
+/*
+ * A record for a new context on @d: a destroyed context's if there is one
+ * (a program that creates and destroys contexts, or resets the primary
+ * one, in a loop keeps as many records as it has contexts at once), else
+ * a new one. Records are never freed while the process runs (ctx_forget()).
+ * Caller holds G.lock; NULL: out of memory.
+ */
+static struct gs_ctx *ctx_record(struct gs_dev *d)
+{
+	struct gs_ctx *cs;
+
+	for (cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
+		if (atomic_load(&cs->dead))
+			return cs;
+	cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return NULL;
+	pthread_mutex_init(&cs->lock, NULL);
+	atomic_store(&cs->dead, true);	/* until ctx_set() */
+	cs->d = d;
+	cs->dev_next = atomic_load(&d->ctxs);
+	atomic_store(&d->ctxs, cs);
+	cs->next = atomic_load(&G.ctxs);
+	atomic_store(&G.ctxs, cs);
+	return cs;
+}
+
+/*
+ * Is @cs the live record of @ctx? Read without cs->lock, as lookups do:
+ * a record may be taken over by another context meanwhile (ctx_set()).
+ */
+static bool ctx_is(struct gs_ctx *cs, CUcontext ctx)
+{
+	return !atomic_load(&cs->dead) &&
+	       __atomic_load_n(&cs->ctx, __ATOMIC_RELAXED) == ctx;
+}
+
 /*
  * ctx_current() for a context not in this thread's cache: the list, else a
- * new entry (with its events).
+ * record for it (with its events).
  */
 static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 							   unsigned int gen)
 {
 	unsigned char uuid[16];
-	struct gs_ctx *cs, *fresh;
-	CUstreamCaptureMode mode;
+	struct ctx_events e;
+	struct gs_dev *d;
+	struct gs_ctx *cs;
 	uint64_t total;
-	bool relaxed;
 	CUdevice dev;
 
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
-		if (cs->ctx == ctx && !atomic_load(&cs->dead))
+		if (ctx_is(cs, ctx))
 			goto found;
 
 	/* New context: no CUDA call under G.lock (see the fork handlers). */
@@ -147,59 +245,28 @@ static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 	    ctx_uuid(dev, uuid))
 		return NULL;
 	total = dev_total(dev);
-	fresh = calloc(1, sizeof(*fresh));
-	if (!fresh)
-		return NULL;
-	pthread_mutex_init(&fresh->lock, NULL);
-	fresh->ctx = ctx;
-	fresh->ordinal = dev;
-	/* The first launch of a context may come beside another thread's
-	 * capture: made in relaxed mode, as the queries are (gs_relax()).
-	 */
-	relaxed = gs_relax(&mode);
-	for (unsigned int i = 0; i < GS_RING; i++) {
-		/* Neither kind blocking sync: behind queued work, such a
-		 * timing event takes the launching thread about twice as
-		 * long to record (2 us, not 1) and the GPU 0.7 us more.
-		 * ev_sync() looks at them between naps instead.
-		 */
-		if (!real.cuEventCreate || !real.cuEventSynchronize ||
-		    real.cuEventCreate(&fresh->ev_t[i], 0) != CUDA_SUCCESS)
-			break;
-		if (real.cuEventCreate(&fresh->ev_n[i], CU_EVENT_DISABLE_TIMING) !=
-		    CUDA_SUCCESS)
-			fresh->ev_n[i] = fresh->ev_t[i];
-		fresh->ev[i] = fresh->ev_t[i];
-		fresh->nr_events++;
-	}
-	gs_unrelax(relaxed, mode);
+	ctx_events_make(&e);
 
 	pthread_mutex_lock(&G.lock);
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
-		if (cs->ctx == ctx && !atomic_load(&cs->dead))
+		if (ctx_is(cs, ctx))
 			break;
+	/* Else: lost a race with another thread, whose events are in use;
+	 * ours stay unused in the context (a handful, once).
+	 */
 	if (!cs) {
-		cs = fresh;
-		fresh = NULL;
-		cs->d = dev_get(uuid);
-		if (!cs->d) {
+		d = dev_get(uuid);
+		cs = d ? ctx_record(d) : NULL;
+		if (!cs) {
 			pthread_mutex_unlock(&G.lock);
-			free(cs);	/* events die with the context */
-			return NULL;
+			return NULL;	/* events die with the context */
 		}
-		dev_set_total(cs->d, total);
-		cs->dev_next = atomic_load(&cs->d->ctxs);
-		atomic_store(&cs->d->ctxs, cs);
-		cs->next = atomic_load(&G.ctxs);
-		atomic_store(&G.ctxs, cs);
+		dev_set_total(d, total);
+		ctx_set(cs, ctx, dev, &e);
 		gs_debug("context %p is device %d, %s", (void *)ctx, dev,
-			 cs->d->name);
+			 d->name);
 	}
 	pthread_mutex_unlock(&G.lock);
-	/* Lost a race with another thread: its events are in use, ours
-	 * stay unused in the context (a handful, once).
-	 */
-	free(fresh);
 found:
 	tls_cache.ctx = ctx;
 	tls_cache.cs = cs;
@@ -233,12 +300,13 @@ void ctx_forget(CUcontext ctx)
 {
 	struct gs_ctx *cs;
 
-	/* Structures are never freed while the process runs, so a thread
+	/* Records are never freed while the process runs, so a thread
 	 * still holding a pointer from its cache reads valid memory; the
-	 * generation bump makes every cache miss.
+	 * generation bump makes every cache miss. A later context may take
+	 * the record over (ctx_record()).
 	 */
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
-		if (cs->ctx != ctx || atomic_load(&cs->dead))
+		if (!ctx_is(cs, ctx))
 			continue;
 		atomic_store(&cs->dead, true);
 		pthread_mutex_lock(&cs->lock);

@@ -172,11 +172,14 @@ struct gs_dev;
 struct gs_ctx {
 	struct gs_ctx *next;		/* G.ctxs, append-only */
 	struct gs_ctx *dev_next;	/* d->ctxs, append-only */
-	CUcontext ctx;
+	CUcontext ctx;			/* written under lock; ctx_is() */
 	CUdevice ordinal;
 	struct gs_dev *d;
 	atomic_bool dead;		/* the context was destroyed */
 	pthread_mutex_t lock;		/* everything below */
+	/* From here on, one context's life: ctx_set() clears it where a
+	 * new context takes over a destroyed one's record.
+	 */
 	uint64_t launches;		/* gated launches queued */
 	uint64_t done;			/* launches known to have finished */
 	uint64_t head_seq;		/* events popped so far */

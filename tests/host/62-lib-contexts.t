@@ -5,7 +5,8 @@
 #   libraries retain and release in pairs) leaves it alive: its work in
 #   flight still holds the token, and it keeps its state;
 # - a context destroyed, or the primary context reset (cudaDeviceReset),
-#   takes its allocations with it: their bytes come back to the limit;
+#   takes its allocations with it: their bytes come back to the limit,
+#   and the library's record of it serves the next context;
 # - a kernel that may wait for the host does not hold up the launches
 #   after it for good.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
@@ -41,6 +42,8 @@ mem destroy GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- ctxcycle 8 256M info
 check "8 contexts of 256 MiB each, destroyed unfreed, under a 1 GiB limit" \
 	grep -q '^op=ctxcycle n=8 failed=0' "$T/destroy.out"
 check "... and nothing of them left reserved" [ "$(reserved destroy)" = 0 ]
+n=$(grep -c 'stats context ' "$T/destroy.err")
+check "... one state record serving them in turn ($n)" [ "$n" = 1 ]
 show destroy
 
 mem reset GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- alloc 768M reset alloc 768M reset alloc 768M
@@ -48,6 +51,14 @@ check "768 MiB allocated again after each reset, under a 1 GiB limit" \
 	[ "$(at reset 1 r)$(at reset 2 r)$(at reset 3 r)$(at reset 4 r)$(at reset 5 r)" = 00000 ]
 check "... with only the last allocation reserved at exit" [ "$(reserved reset)" = 805306368 ]
 show reset
+
+mem relaunch GPUSCHED_DEBUG=stats -- kernels 3 "$(us 1000)" reset kernels 3 "$(us 1000)" \
+	reset kernels 3 "$(us 1000)" sync
+check "launches after each reset succeeded" \
+	[ "$(grep -c '^op=[a-z]* r=0' "$T/relaunch.out")" = 6 ]
+n=$(grep -c 'stats context ' "$T/relaunch.err")
+check "... one state record across the resets ($n)" [ "$n" = 1 ]
+show relaunch
 # --- a kernel that does not end until the program goes on
 # (a flag it sets later, modelled as a kernel far longer than the wait):
 # the launches after it wait for room only so long, then go ahead; and a
