@@ -47,6 +47,7 @@ typedef struct CUlaunchConfig_st {
 typedef enum {
 	CU_MEM_LOCATION_TYPE_INVALID = 0,
 	CU_MEM_LOCATION_TYPE_DEVICE = 1,
+	CU_MEM_LOCATION_TYPE_HOST = 2,	/* and HOST_NUMA..., host memory */
 } CUmemLocationType;
 
 typedef struct CUmemLocation_st {

@@ -74,6 +74,8 @@ bool resolve_real_slow(bool load)
 	R(cuMemAllocAsync); R(cuMemAllocAsync_ptsz);
 	R(cuMemAllocFromPoolAsync); R(cuMemAllocFromPoolAsync_ptsz);
 	R(cuMemFreeAsync); R(cuMemFreeAsync_ptsz);
+	R(cuMemPoolCreate); R(cuMemPoolDestroy);
+	R(cuDeviceGetDefaultMemPool); R(cuDeviceGetMemPool);
 	R(cuMemCreate); R(cuMemRelease); R(cuDeviceTotalMem_v2);
 #undef R
 	dlerror();	/* missing optional symbols leave no error behind */

@@ -82,6 +82,10 @@ struct real_tab {
 						 CUmemoryPool, CUstream);
 	CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
 	CUresult (*cuMemFreeAsync_ptsz)(CUdeviceptr, CUstream);
+	CUresult (*cuMemPoolCreate)(CUmemoryPool *, const CUmemPoolProps *);
+	CUresult (*cuMemPoolDestroy)(CUmemoryPool);
+	CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+	CUresult (*cuDeviceGetMemPool)(CUmemoryPool *, CUdevice);
 	CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *, size_t,
 				const CUmemAllocationProp *, unsigned long long);
 	CUresult (*cuMemRelease)(CUmemGenericAllocationHandle);

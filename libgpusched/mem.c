@@ -56,6 +56,23 @@ static struct {
 	size_t nb, n;
 } map = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/*
+ * The pools the program made or asked the driver for, and where each
+ * keeps its memory: cuMemAllocFromPoolAsync allocates on the pool's GPU
+ * (or in host memory), whatever the current context is. A short list
+ * under its own lock: programs have a pool or two per GPU.
+ */
+struct pool_ent {
+	struct pool_ent *next;
+	CUmemoryPool pool;
+	struct gs_dev *d;	/* NULL: host memory */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct pool_ent *list;
+} pools = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 static size_t slot_of(uint64_t key, enum mem_kind kind, size_t nb)
 {
 	uint64_t h = (key ^ (uint64_t)kind) * UINT64_C(0x9e3779b97f4a7c15);
@@ -134,6 +151,7 @@ static struct mem_ent *map_take(uint64_t key, enum mem_kind kind)
 void mem_fork_child(void)
 {
 	pthread_mutex_init(&map.lock, NULL);
+	pthread_mutex_init(&pools.lock, NULL);
 	map.b = NULL;
 	map.nb = 0;
 	map.n = 0;
@@ -183,14 +201,89 @@ static void mem_put(struct gs_dev *d)
 	atomic_fetch_sub(&d->mem_users, 1);
 }
 
-/* The GPU of the calling thread's current context; NULL: none. */
-static struct gs_dev *cur_dev(void)
+/*
+ * Where an allocation is made: its GPU (NULL: not known, or not GPU
+ * memory; unaccounted) and the calling thread's context, which takes
+ * what was allocated in it along when it goes (mem_ctx_gone()).
+ */
+struct mem_at {
+	struct gs_dev *d;
+	CUcontext ctx;
+};
+
+/* The calling thread's current context and its GPU. */
+static struct mem_at cur_at(void)
 {
+	struct mem_at at = { NULL, NULL };
 	struct gs_ctx *cs;
 
 	ensure_process_init();
 	cs = ctx_current();
-	return cs ? cs->d : NULL;
+	if (cs) {
+		at.d = cs->d;
+		at.ctx = __atomic_load_n(&cs->ctx, __ATOMIC_RELAXED);
+	}
+	return at;
+}
+
+/* @pool keeps its memory on @d (NULL: in host memory). */
+static void pool_note(CUmemoryPool pool, struct gs_dev *d)
+{
+	struct pool_ent *e;
+
+	pthread_mutex_lock(&pools.lock);
+	for (e = pools.list; e; e = e->next)
+		if (e->pool == pool)
+			break;
+	if (!e) {
+		e = malloc(sizeof(*e));
+		if (e) {
+			e->pool = pool;
+			e->next = pools.list;
+			pools.list = e;
+		}
+	}
+	if (e)
+		e->d = d;
+	pthread_mutex_unlock(&pools.lock);
+	/* No memory for the note: its allocations count where the
+	 * calling thread's context is, as before.
+	 */
+}
+
+static void pool_forget(CUmemoryPool pool)
+{
+	struct pool_ent **pp, *e = NULL;
+
+	pthread_mutex_lock(&pools.lock);
+	for (pp = &pools.list; *pp; pp = &(*pp)->next) {
+		if ((*pp)->pool == pool) {
+			e = *pp;
+			*pp = e->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pools.lock);
+	free(e);
+}
+
+/*
+ * Where an allocation from @pool is made: the pool's GPU where it is
+ * known, else (a pool imported from another process) the current one's.
+ */
+static struct mem_at pool_at(CUmemoryPool pool)
+{
+	struct mem_at at = cur_at();
+
+	pthread_mutex_lock(&pools.lock);
+	for (struct pool_ent *e = pools.list; e; e = e->next) {
+		if (e->pool == pool) {
+			at.d = e->d;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pools.lock);
+	return at;
 }
 
 /* A reservation made for one allocation (bytes 0: none made). */
@@ -230,22 +323,21 @@ static void mem_lost(struct gs_dev *d, unsigned int gen, int err)
 }
 
 /*
- * Reserve @bytes on @d for a call of @fn. CUDA_ERROR_OUT_OF_MEMORY if the
+ * Reserve @bytes on @at's GPU for a call of @fn. CUDA_ERROR_OUT_OF_MEMORY if the
  * service refuses; otherwise CUDA_SUCCESS, with @r saying what to return
  * if the driver fails (nothing where there is no accounting).
  */
-static CUresult reserve(struct gs_dev *d, uint64_t bytes, const char *fn,
+static CUresult reserve(struct mem_at at, uint64_t bytes, const char *fn,
 			struct mem_res *r)
 {
 	struct gpusched_mem m = { .bytes = bytes };
+	struct gs_dev *d = at.d;
 	struct gpusched *g;
 	int err;
 
 	r->d = d;
-	r->ctx = NULL;
+	r->ctx = at.ctx;
 	r->bytes = 0;
-	if (real.cuCtxGetCurrent)
-		real.cuCtxGetCurrent(&r->ctx);
 	if (!d || !bytes) {
 		STAT_INC(mem_unaccounted);
 		return CUDA_SUCCESS;	/* the driver judges it */
@@ -418,7 +510,7 @@ static CUresult mem_alloc(CUdeviceptr *p, size_t n)
 	NEED(cuMemAlloc_v2);
 	if (!p)
 		return real.cuMemAlloc_v2(p, n);
-	r = reserve(cur_dev(), n, "cuMemAlloc", &res);
+	r = reserve(cur_at(), n, "cuMemAlloc", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = real.cuMemAlloc_v2(p, n);
@@ -434,15 +526,15 @@ static CUresult mem_alloc_pitch(CUdeviceptr *p, size_t *pitch, size_t width,
 				size_t height, unsigned int elem)
 {
 	struct mem_res res, pad;
-	struct gs_dev *d;
+	struct mem_at at;
 	uint64_t want, got;
 	CUresult r;
 
 	NEED(cuMemAllocPitch_v2);
 	if (!p || !pitch || __builtin_mul_overflow(width, height, &want))
 		return real.cuMemAllocPitch_v2(p, pitch, width, height, elem);
-	d = cur_dev();
-	r = reserve(d, want, "cuMemAllocPitch", &res);
+	at = cur_at();
+	r = reserve(at, want, "cuMemAllocPitch", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = real.cuMemAllocPitch_v2(p, pitch, width, height, elem);
@@ -452,7 +544,7 @@ static CUresult mem_alloc_pitch(CUdeviceptr *p, size_t *pitch, size_t width,
 	}
 	if (res.bytes && !__builtin_mul_overflow(*pitch, height, &got) &&
 	    got > want) {
-		if (reserve(d, got - want, "cuMemAllocPitch", &pad) != CUDA_SUCCESS) {
+		if (reserve(at, got - want, "cuMemAllocPitch", &pad) != CUDA_SUCCESS) {
 			if (real.cuMemFree_v2)
 				real.cuMemFree_v2(*p);
 			unreserve(&res);
@@ -476,7 +568,7 @@ static CUresult mem_alloc_managed(CUdeviceptr *p, size_t n, unsigned int fl)
 	NEED(cuMemAllocManaged);
 	if (!p)
 		return real.cuMemAllocManaged(p, n, fl);
-	r = reserve(cur_dev(), n, "cuMemAllocManaged", &res);
+	r = reserve(cur_at(), n, "cuMemAllocManaged", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = real.cuMemAllocManaged(p, n, fl);
@@ -508,7 +600,7 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t n, CUstream s,
 						 real.cuMemAllocAsync;
 	if (!p)
 		return fn(p, n, s);
-	r = reserve(cur_dev(), n, "cuMemAllocAsync", &res);
+	r = reserve(cur_at(), n, "cuMemAllocAsync", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = fn(p, n, s);
@@ -527,11 +619,64 @@ static CUresult mem_alloc_pool(CUdeviceptr *p, size_t n, CUmemoryPool pool,
 	     real.cuMemAllocFromPoolAsync_ptsz : real.cuMemAllocFromPoolAsync;
 	if (!p)
 		return fn(p, n, pool, s);
-	r = reserve(cur_dev(), n, "cuMemAllocFromPoolAsync", &res);
+	r = reserve(pool_at(pool), n, "cuMemAllocFromPoolAsync", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = fn(p, n, pool, s);
 	return allocated(&res, r, r ? 0 : *p, MEM_PTR);
+}
+
+/* A pool the program makes: its memory is where its properties say. */
+static CUresult mem_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+	struct gs_dev *d = NULL;
+	CUresult r;
+
+	NEED(cuMemPoolCreate);
+	r = real.cuMemPoolCreate(pool, props);
+	if (r != CUDA_SUCCESS || !pool || !props)
+		return r;
+	ensure_process_init();
+	if (props->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+		d = dev_by_ordinal(props->location.id);
+		if (!d)
+			return r;	/* unknown: counted as before */
+	}
+	pool_note(*pool, d);
+	return r;
+}
+
+static CUresult mem_pool_destroy(CUmemoryPool pool)
+{
+	CUresult r;
+
+	NEED(cuMemPoolDestroy);
+	r = real.cuMemPoolDestroy(pool);
+	if (r == CUDA_SUCCESS)
+		pool_forget(pool);
+	return r;
+}
+
+/* A device's default or current pool: on that device. */
+static CUresult mem_dev_pool(CUmemoryPool *pool, CUdevice dev, bool current)
+{
+	struct gs_dev *d;
+	CUresult r;
+
+	if (current) {
+		NEED(cuDeviceGetMemPool);
+		r = real.cuDeviceGetMemPool(pool, dev);
+	} else {
+		NEED(cuDeviceGetDefaultMemPool);
+		r = real.cuDeviceGetDefaultMemPool(pool, dev);
+	}
+	if (r != CUDA_SUCCESS || !pool)
+		return r;
+	ensure_process_init();
+	d = dev_by_ordinal(dev);
+	if (d)
+		pool_note(*pool, d);
+	return r;
 }
 
 /* The bytes go back now: the program no longer holds them (see above). */
@@ -556,7 +701,7 @@ static CUresult mem_create(CUmemGenericAllocationHandle *h, size_t n,
 			   const CUmemAllocationProp *prop,
 			   unsigned long long fl)
 {
-	struct gs_dev *d = NULL;
+	struct mem_at at = { NULL, NULL };
 	struct mem_res res;
 	CUresult r;
 
@@ -565,8 +710,8 @@ static CUresult mem_create(CUmemGenericAllocationHandle *h, size_t n,
 		return real.cuMemCreate(h, n, prop, fl);
 	ensure_process_init();
 	if (prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE)
-		d = dev_by_ordinal(prop->location.id);
-	r = reserve(d, n, "cuMemCreate", &res);
+		at.d = dev_by_ordinal(prop->location.id);
+	r = reserve(at, n, "cuMemCreate", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = real.cuMemCreate(h, n, prop, fl);
@@ -621,7 +766,7 @@ static CUresult mem_get_info(size_t *free_b, size_t *total)
 	r = real.cuMemGetInfo_v2(free_b, total);
 	if (r != CUDA_SUCCESS || !free_b || !total)
 		return r;
-	d = cur_dev();
+	d = cur_at().d;
 	t = *total;
 	f = *free_b;
 	if (d && mem_clamp(d, true, &t, &f)) {
@@ -704,6 +849,16 @@ static CUresult alloc_pool_ptsz(CUdeviceptr *p, size_t n, CUmemoryPool pool,
 	return mem_alloc_pool(p, n, pool, s, true);
 }
 
+static CUresult dev_default_pool(CUmemoryPool *pool, CUdevice dev)
+{
+	return mem_dev_pool(pool, dev, false);
+}
+
+static CUresult dev_current_pool(CUmemoryPool *pool, CUdevice dev)
+{
+	return mem_dev_pool(pool, dev, true);
+}
+
 static CUresult free_async(CUdeviceptr p, CUstream s)
 {
 	return mem_free_async(p, s, false);
@@ -735,6 +890,13 @@ GS_MEM_BOTH(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *p, size_t n,
 GS_MEM_BOTH(cuMemFreeAsync, (CUdeviceptr p, CUstream s), (p, s), free_async)
 GS_MEM_BOTH(cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream s), (p, s),
 	    free_async_ptsz)
+GS_MEM_BOTH(cuMemPoolCreate, (CUmemoryPool *pool, const CUmemPoolProps *props),
+	    (pool, props), mem_pool_create)
+GS_MEM_BOTH(cuMemPoolDestroy, (CUmemoryPool pool), (pool), mem_pool_destroy)
+GS_MEM_BOTH(cuDeviceGetDefaultMemPool, (CUmemoryPool *pool, CUdevice dev),
+	    (pool, dev), dev_default_pool)
+GS_MEM_BOTH(cuDeviceGetMemPool, (CUmemoryPool *pool, CUdevice dev),
+	    (pool, dev), dev_current_pool)
 GS_MEM_BOTH(cuMemCreate, (CUmemGenericAllocationHandle *h, size_t n,
 			  const CUmemAllocationProp *prop,
 			  unsigned long long fl),
@@ -749,6 +911,8 @@ const struct gs_hook gs_mem_hooks[] = {
 	HM(cuMemAllocAsync), HM(cuMemAllocAsync_ptsz),
 	HM(cuMemAllocFromPoolAsync), HM(cuMemAllocFromPoolAsync_ptsz),
 	HM(cuMemFreeAsync), HM(cuMemFreeAsync_ptsz),
+	HM(cuMemPoolCreate), HM(cuMemPoolDestroy),
+	HM(cuDeviceGetDefaultMemPool), HM(cuDeviceGetMemPool),
 	HM(cuMemCreate), HM(cuMemRelease),
 };
 

@@ -1315,7 +1315,7 @@ static CUresult copy(CUstream s)
 enum blk_kind { BLK_MEM, BLK_POOL, BLK_HANDLE };
 
 struct CUmemPoolHandle_st {
-	int phys;
+	int phys;		/* -1: host memory (CU_MEM_LOCATION_TYPE_HOST) */
 	struct blk *cached;	/* freed blocks the pool keeps */
 };
 
@@ -1404,12 +1404,13 @@ static CUresult blk_new(int phys, size_t n, enum blk_kind kind,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	r = phys_take(phys, n);
+	r = phys < 0 ? CUDA_SUCCESS : phys_take(phys, n);
 	if (r == CUDA_SUCCESS && kind != BLK_HANDLE) {
 		m = mmap(NULL, n, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (m == MAP_FAILED) {
-			phys_give(phys, n);
+			if (phys >= 0)
+				phys_give(phys, n);
 			r = CUDA_ERROR_OUT_OF_MEMORY;
 		}
 	}
@@ -1434,7 +1435,8 @@ static void blk_destroy(struct blk *b)
 {
 	if (b->kind != BLK_HANDLE)
 		munmap((void *)(uintptr_t)b->key, b->size);
-	phys_give(b->phys, b->size);
+	if (b->phys >= 0)
+		phys_give(b->phys, b->size);
 	free(b);
 }
 
@@ -1594,19 +1596,29 @@ EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* The device's current pool: the double has no cuDeviceSetMemPool. */
+EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+	return cuDeviceGetDefaultMemPool(pool, dev);
+}
+
+/* On a device, or in host memory (which no GPU's count includes). */
 EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
+	bool host = props && props->location.type == CU_MEM_LOCATION_TYPE_HOST;
 	CUmemoryPool np;
 
 	if (!D.inited)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!pool || !props || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-	    props->location.id < 0 || props->location.id >= D.nr_visible)
+	if (!pool || !props ||
+	    (!host && (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+		       props->location.id < 0 ||
+		       props->location.id >= D.nr_visible)))
 		return CUDA_ERROR_INVALID_VALUE;
 	np = calloc(1, sizeof(*np));
 	if (!np)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	np->phys = D.visible[props->location.id];
+	np->phys = host ? -1 : D.visible[props->location.id];
 	*pool = np;
 	return CUDA_SUCCESS;
 }
@@ -1904,6 +1916,7 @@ static const struct entry entries[] = {
 	E("cuMemGetInfo", 3020, false, cuMemGetInfo_v2),
 	E("cuDeviceTotalMem", 3020, false, cuDeviceTotalMem_v2),
 	E("cuDeviceGetDefaultMemPool", 11020, false, cuDeviceGetDefaultMemPool),
+	E("cuDeviceGetMemPool", 11020, false, cuDeviceGetMemPool),
 	E("cuMemPoolCreate", 11020, false, cuMemPoolCreate),
 	E("cuMemPoolDestroy", 11020, false, cuMemPoolDestroy),
 	E("cuMemPoolTrimTo", 11020, false, cuMemPoolTrimTo),

@@ -37,6 +37,9 @@
  *                           and use the primary context again
  *   ctxcycle N SIZE         N times: create a context, allocate SIZE in it
  *                           (by symbol), destroy it without freeing
+ *   devpool DEV SIZE        allocate SIZE from a pool on device DEV (made
+ *                           once), the current context staying device 0's
+ *   hostpool SIZE           allocate SIZE from a pool in host memory
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -579,6 +582,37 @@ int main(int argc, char **argv)
 			if (!r)
 				r = cuCtxSetCurrent(ctx);
 			printf("op=reset r=%d\n", r);
+		} else if (!strcmp(op, "devpool") && i + 2 < argc) {
+			static CUmemoryPool on[8];
+			int dev = atoi(argv[i + 1]);
+			size_t n = parse_size(argv[i + 2]);
+			CUmemPoolProps pp = { 0 };
+			CUdeviceptr p;
+
+			i += 2;
+			pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+			pp.location.id = dev;
+			r = dev >= 0 && dev < 8 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+			if (!r && !on[dev])
+				r = cuMemPoolCreate(&on[dev], &pp);
+			if (!r)
+				r = fn.from_pool(&p, n, on[dev], NULL);
+			if (!r)
+				keep(p, n, K_ASYNC);
+			printf("op=devpool dev=%d size=%zu r=%d\n", dev, n, r);
+		} else if (!strcmp(op, "hostpool") && arg) {
+			static CUmemoryPool host;
+			size_t n = parse_size(argv[++i]);
+			CUmemPoolProps pp = { 0 };
+			CUdeviceptr p;
+
+			pp.location.type = CU_MEM_LOCATION_TYPE_HOST;
+			r = host ? CUDA_SUCCESS : cuMemPoolCreate(&host, &pp);
+			if (!r)
+				r = fn.from_pool(&p, n, host, NULL);
+			if (!r)
+				keep(p, n, K_ASYNC);
+			printf("op=hostpool size=%zu r=%d\n", n, r);
 		} else if (!strcmp(op, "ctxcycle") && i + 2 < argc) {
 			long n = atol(argv[i + 1]), failed = 0;
 			size_t size = parse_size(argv[i + 2]);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # One token per GPU, by UUID: processes on different GPUs run at once;
 # processes that reach the same GPU through different CUDA_VISIBLE_DEVICES
-# ordinals share one token.
+# ordinals share one token. Memory allocated from a pool counts on the
+# pool's GPU.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 export GS_DOUBLE_GPUS=2
@@ -64,4 +65,20 @@ echo "# shares $sa and $sb: the first has $fa of the work done"
 check "fairly: the first was charged $fh of the token's time ($ha and $hb us), 0.4..0.6" \
 	within "$fh" 0.5 0.1
 show a b
+
+# --- memory: what a pool allocates counts on the pool's GPU, whichever
+# context is current; a pool in host memory counts on none.
+[ -n "$GS_MEM" ] || bail "gs-mem-client not built"
+export GS_DOUBLE_MEM=4G
+rm -f "$GS_DOUBLE_SHM"
+mem pools GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- \
+	devpool 1 768M alloc 768M devpool 1 512M hostpool 768M
+check "768 MiB from a pool on GPU 1, then 768 MiB on GPU 0, 1 GiB limit each" \
+	[ "$(at pools 1 r)$(at pools 2 r)" = 00 ]
+check "... then GPU 1 refuses 512 MiB more ($(at pools 3 r))" [ "$(at pools 3 r)" = 2 ]
+check "768 MiB from a pool in host memory: no GPU's ($(at pools 4 r))" \
+	[ "$(at pools 4 r)" = 0 ]
+check "at exit, each GPU has 768 MiB reserved ($(reserved pools | xargs))" \
+	[ "$(reserved pools | xargs)" = "805306368 805306368" ]
+show pools
 done_testing
