@@ -528,6 +528,8 @@ static void fork_child(void)
 	memset(&stats, 0, sizeof(stats));
 	memset(&t_grant, 0, sizeof(t_grant));
 	memset(&t_answer, 0, sizeof(t_answer));
+	memset(&t_call, 0, sizeof(t_call));
+	memset(&t_driver, 0, sizeof(t_driver));
 	atomic_fetch_add(&G.gen, 1);
 }
 

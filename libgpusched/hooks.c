@@ -218,6 +218,23 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 }
 
 /*
+ * With GPUSCHED_DEBUG=stats, how long each launch call took the program,
+ * and the driver's part of it (the rest is the library's, the gate's
+ * waits included): when the clock started (0: not timed).
+ */
+static inline uint64_t launch_clock(void)
+{
+	return gs_config()->stats ? gs_now_ns() : 0;
+}
+
+/* The launch call began at @t0, and the driver's from @t1 to @t2. */
+static void launch_timed(uint64_t t0, uint64_t t1, uint64_t t2)
+{
+	times_add(&t_call, gs_now_ns() - t0);
+	times_add(&t_driver, t2 - t1);
+}
+
+/*
  * One wrapper per entry point and route: the exported one is the route by
  * symbol; the static ones are handed out by cuGetProcAddress and dlsym, so
  * the counters tell how launches arrived.
@@ -226,17 +243,23 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 vis CUresult fname PARAMS							\
 {										\
 	struct gs_launch l;							\
+	uint64_t t0_, t1_, t2_;							\
 	CUstream s_;								\
 	CUresult r;								\
 										\
 	if (!resolve_real(true) || !real.realfn)				\
 		return CUDA_ERROR_NOT_INITIALIZED;				\
+	t0_ = launch_clock();							\
 	s_ = (STREAM);								\
 	r = launch_begin(&l, route, s_, ptsz, (KEY));				\
 	if (r != CUDA_SUCCESS)							\
 		return r;							\
+	t1_ = t0_ ? gs_now_ns() : 0;						\
 	r = real.realfn ARGS;							\
+	t2_ = t0_ ? gs_now_ns() : 0;						\
 	launch_end(&l, r, s_, ptsz);						\
+	if (t0_)								\
+		launch_timed(t0_, t1_, t2_);					\
 	return r;								\
 }
 

@@ -164,7 +164,7 @@ struct gs_times {
 	uint32_t us[GS_TIMES];
 };
 
-extern struct gs_times t_grant, t_answer GS_HIDDEN;
+extern struct gs_times t_grant, t_answer, t_call, t_driver GS_HIDDEN;
 
 #define STAT_INC(f) atomic_fetch_add_explicit(&stats.f, 1, memory_order_relaxed)
 #define STAT_GET(f) atomic_load_explicit(&stats.f, memory_order_relaxed)

@@ -17,7 +17,7 @@
 
 struct gs_stats stats;
 
-struct gs_times t_grant, t_answer;
+struct gs_times t_grant, t_answer, t_call, t_driver;
 
 void times_add(struct gs_times *t, uint64_t ns)
 {
@@ -120,6 +120,8 @@ void print_stats(void)
 	}
 	times_print("grant_wait", &t_grant);
 	times_print("yield_answer", &t_answer);
+	times_print("launch_call", &t_call);
+	times_print("launch_driver", &t_driver);
 	/* What the queue bound was measured against, per context. */
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
 		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f"

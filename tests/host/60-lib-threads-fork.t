@@ -28,6 +28,18 @@ check "each process timed only its own grants" awk '
 	/ stats grant_wait_us / { got[pid] = $NF; n++ }
 	END { if (n != 2) exit 1
 		for (p in got) if (got[p] != want[p]) exit 1 }' "$T/many.err"
+# ... and its launch calls, each one: as many as it made (at most the
+# 4,096 kept), the driver's part of each no longer than the whole call.
+check "each process timed its own launch calls, the driver's part within" awk '
+	match($0, /gpusched\[[0-9]+\]/) { pid = substr($0, RSTART, RLENGTH) }
+	/ stats launches=/ { split($3, kv, "="); want[pid] = kv[2] > 4096 ? 4096 : kv[2] }
+	/ stats launch_call_us / { for (i = 4; i <= 7; i++) { split($i, kv, "="); call[pid, i] = kv[2] }
+		got[pid] = $NF; n++ }
+	/ stats launch_driver_us / { for (i = 4; i <= 7; i++) { split($i, kv, "=")
+		if (kv[2] + 0 > call[pid, i] + 0) bad++ }
+		if ($NF != got[pid]) bad++ }
+	END { if (n != 2 || bad) exit 1
+		for (p in got) if (got[p] != want[p]) exit 1 }' "$T/many.err"
 check "no overlap on the GPU" [ "$(violations)" = 0 ]
 show many ptsz
 done_testing
