@@ -109,6 +109,15 @@ check "gpusched-cdi finds the installed library" \
 	sh -c "gpusched-cdi --mode kmod -o - | grep -q 'hostPath: /usr/lib/.*/libgpusched.so.1'"
 check "systemd-analyze verify gpuschedd.service" \
 	systemd-analyze verify /lib/systemd/system/gpuschedd.service
+# The reload's check reads the file the daemon reads: a drop-in's options
+# reach both. Its command line expanded as systemd does ($VAR: split into
+# words), with a broken file named there.
+unit=/lib/systemd/system/gpuschedd.service
+printf 'weight = \n' >"$T/broken.conf"
+reload=$(sed -n 's/^ExecReload=\(.*gpuschedd --check.*\)/\1/p' "$unit")
+reload=$(printf '%s\n' "$reload" | sed "s|\\\$GPUSCHEDD_OPTS|--config $T/broken.conf|")
+check "the reload's check reads the file a drop-in names ($reload)" \
+	sh -c "$reload; [ \$? = 1 ]"
 check "man pages: gpuschedd(8) is installed" test -e /usr/share/man/man8/gpuschedd.8.gz
 check "DKMS holds the module's source: dkms status gpusched/$VERSION" \
 	sh -c "dkms status gpusched/$VERSION | grep -q gpusched"
