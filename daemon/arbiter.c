@@ -441,6 +441,8 @@ void client_reap(struct arb_client *c)
 		c->page = NULL;
 	}
 	uid_put(&A.conn_uids, c->cred.uid);
+	if (c->cred.uid)
+		A.users_conns--;
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	A.nr_clients--;
@@ -478,17 +480,38 @@ static unsigned int conn_limit(void)
 	return n > UINT_MAX ? UINT_MAX : (unsigned int)n;
 }
 
-/* Refuse a connection of a user at its limit: said once a minute. */
+/*
+ * All users' connections but root's together: three quarters of the
+ * descriptors, so that many users (or one with many uids, as a user
+ * namespace's subordinate ids give) cannot take them all and root, an
+ * administrator's gpuschedctl, still connects. 0 (no limit on
+ * descriptors): none.
+ */
+static unsigned int users_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	rl.rlim_cur -= rl.rlim_cur / 4;
+	return rl.rlim_cur > UINT_MAX ? UINT_MAX : (unsigned int)rl.rlim_cur;
+}
+
+/* Refuse a connection at a limit: each limit said once a minute. */
 static void conn_refuse(const struct arb_client *c, int err)
 {
+	uint64_t *warned = err == -ENFILE ? &A.users_warned_ns : &A.conn_warned_ns;
 	uint64_t now = now_ns();
 
-	if (A.conn_warned_ns && now - A.conn_warned_ns < ACCEPT_WARN_NS)
+	if (*warned && now - *warned < ACCEPT_WARN_NS)
 		return;
-	A.conn_warned_ns = now;
+	*warned = now;
 	if (err == -EUSERS)
 		gs_log(LOG_WARNING, "uid %d has %u connections, the most one user may have: closing its next ones (pid %d)",
 		       (int)c->cred.uid, A.conn_limit, (int)c->cred.pid);
+	else if (err == -ENFILE)
+		gs_log(LOG_WARNING, "users other than root have %u connections, the most they may have together (three quarters of the descriptors): closing their next ones (uid %d, pid %d)",
+		       A.users_conns, (int)c->cred.uid, (int)c->cred.pid);
 	else
 		gs_log(LOG_ERR, "accept: %s", strerror(-err));
 }
@@ -578,6 +601,10 @@ static void on_accept(void)
 	}
 	c->caps = peer_caps(c->cred.pid);
 	err = uid_get(&A.conn_uids, c->cred.uid, A.conn_limit, c->cred.uid == 0);
+	if (!err && c->cred.uid && A.users_limit && A.users_conns >= A.users_limit) {
+		uid_put(&A.conn_uids, c->cred.uid);
+		err = -ENFILE;
+	}
 	if (err) {
 		conn_refuse(c, err);
 		close(fd);
@@ -592,6 +619,8 @@ static void on_accept(void)
 		free(c);
 		return;
 	}
+	if (c->cred.uid)
+		A.users_conns++;
 	c->idle_deadline = now_ns() + FIRST_REQUEST_NS;
 	c->next = &A.clients;
 	c->prev = A.clients.prev;
@@ -655,6 +684,7 @@ int arbiter_run(const struct arb_options *o)
 	A.lfd = A.sfd = A.tfd = A.epfd = -1;
 	raise_nofile();
 	A.conn_limit = conn_limit();	/* after raise_nofile() */
+	A.users_limit = users_limit();
 	A.clients.next = A.clients.prev = &A.clients;
 	A.future_write_seal = probe_future_write_seal();
 	if (!A.future_write_seal)

@@ -105,7 +105,10 @@ struct arb_state {
 	struct arb_client *closing;	/* closed, to take down after the batch */
 	void *conn_uids;		/* tsearch(3) tree of connections per uid */
 	unsigned int conn_limit;	/* a user's connections; 0: no limit */
+	unsigned int users_conns;	/* connections of users but root */
+	unsigned int users_limit;	/* ... in all; 0: no limit */
 	uint64_t conn_warned_ns;	/* when we last said a user hit it */
+	uint64_t users_warned_ns;	/* ... that users hit theirs */
 	bool future_write_seal;
 	struct gs_policy *pol;		/* the policy file's rules and knobs */
 	dev_t sock_dev;

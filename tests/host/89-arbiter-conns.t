@@ -4,7 +4,8 @@
 # arbiter: a user may hold as many connections as its clients could need
 # (2 x --max-gpus x --max-clients-per-uid, a client and its memory channel
 # on every token), never more than half the arbiter's descriptors, and
-# its next ones are closed at once; root is exempt. A connection that
+# its next ones are closed at once; root is exempt. All users but root
+# together hold at most three quarters of the descriptors. A connection that
 # sends no request within 5 s is closed. Before the fix one user holding
 # idle connections up to the descriptor limit kept every other client out.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
@@ -20,7 +21,9 @@ command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 # still open (once the arbiter has taken every connection made so far);
 # after "ask", its answer. UID:attach attaches a client of user UID on a
 # connection of its own instead, and prints attach=ERRNO, attach=closed
-# if the arbiter closed the connection or attach=timeout after 10 s.
+# if the arbiter closed the connection or attach=timeout after 10 s;
+# UID:attachN attaches N, one connection each, and prints attached=K, how
+# many were attached.
 cat >"$T/conns.py" <<'PY'
 import os, select, socket, struct, sys, time
 sys.path.insert(0, os.environ["ARBWIRE_DIR"])
@@ -52,16 +55,23 @@ try:
         elif word == "ask":
             request(kept[-1], GET_INFO_IOC)
             out.append("ask=%d" % answer(kept[-1]))
-        elif word.endswith(":attach"):
-            s = conn(path, int(word.split(":")[0]))
-            kept.append(s)
-            try:
-                err = attach_on(s, b"gsCONNLM" + (1).to_bytes(8, "little"))
-                out.append("attach=%d" % -err)
-            except socket.timeout:
-                out.append("attach=timeout")
-            except (OSError, struct.error):
-                out.append("attach=closed")
+        elif ":attach" in word:
+            uid, _, n = word.partition(":attach")
+            got = []
+            for _ in range(int(n or 1)):
+                s = conn(path, int(uid))
+                kept.append(s)
+                try:
+                    err = attach_on(s, b"gsCONNLM" + (1).to_bytes(8, "little"))
+                    got.append("attach=%d" % -err)
+                except socket.timeout:
+                    got.append("attach=timeout")
+                except (OSError, struct.error):
+                    got.append("attach=closed")
+            if n:
+                out.append("attached=%d" % got.count("attach=0"))
+            else:
+                out.extend(got)
             continue
         else:
             uid, n = word.split(":")
@@ -104,6 +114,14 @@ AS_NOFILE=64 arbiter_start "$log" || bail "arbiter did not start: $(cat "$log")"
 r=$(conns $u:60 0:attach $v:attach)
 check "one user's idle connections stop at half of 64 descriptors; root and another user attach ($r)" \
 	[ "$r" = "32 attach=0 attach=0" ]
+# Users together (here two with 32 clients each, a user's half) stop at
+# three quarters of the descriptors: root still gets in. Before, their
+# clients, never idle, filled the descriptors and root's attach timed out.
+r=$(conns $u:attach32 $v:attach32 0:attach)
+check "two users' clients stop at 48 of 64 descriptors; root attaches ($r)" \
+	[ "$r" = "attached=32 attached=16 attach=0" ]
+check "the arbiter says so, once" \
+	[ "$(grep -c 'users other than root have 48 connections' "$log")" = 1 ]
 check "the arbiter is still running" kill -0 "$ARB_PID"
 [ "$t_failed" = 0 ] || { diag "$T/arbiter.log"; diag "$log"; }
 done_testing
