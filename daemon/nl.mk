@@ -95,8 +95,8 @@ NL_PYZIP := $(NL_DIR)/python311.zip
 NL_PYTHON := /usr/bin/python3.11
 
 $(NL_DIR)/bin/%: tests/netlink/%.c tests/netlink/nl_test.h \
-		tests/kselftest/gs_test.h kmod/uapi/linux/gpusched.h \
-		$(B)/kselftest/kselftest_harness.h
+		tests/kselftest/gs_test.h tests/kselftest/gs_module.h \
+		kmod/uapi/linux/gpusched.h $(B)/kselftest/kselftest_harness.h
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(KSELFTEST_CFLAGS) -Itests/kselftest -static \
 		-pthread -o $@ $<

@@ -39,7 +39,8 @@ KSELFTEST_CFLAGS = $(USER_CFLAGS) -Wno-sign-compare -Wno-unused-parameter \
 
 # Static, so that the VM needs no libraries for them.
 $(KSELFTEST_DIR)/bin/%: tests/kselftest/%.c tests/kselftest/gs_test.h \
-		kmod/uapi/linux/gpusched.h $(KSELFTEST_DIR)/kselftest_harness.h
+		tests/kselftest/gs_module.h kmod/uapi/linux/gpusched.h \
+		$(KSELFTEST_DIR)/kselftest_harness.h
 	$(call tests_msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(KSELFTEST_CFLAGS) -static -pthread -o $@ $<

@@ -15,7 +15,8 @@
 FUZZ_DIR := $(B)/fuzz
 FUZZ_VM_BINS := $(FUZZ_DIR)/fuzz-dev $(FUZZ_DIR)/fuzz-netlink $(FUZZ_DIR)/storm
 FUZZ_VM_HDRS := tests/fuzz/fuzz-common.h tests/fuzz/fuzz-nl.h \
-	tests/fuzz/one-holder.h kmod/uapi/linux/gpusched.h
+	tests/fuzz/one-holder.h tests/kselftest/gs_module.h \
+	kmod/uapi/linux/gpusched.h
 
 $(FUZZ_VM_BINS): $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_VM_HDRS)
 	$(Q)mkdir -p $(@D)

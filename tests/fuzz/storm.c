@@ -27,11 +27,11 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include "fuzz-common.h"
+#include "../kselftest/gs_module.h"
 #include "one-holder.h"
 
 #define STORM_GPU	2	/* "gsFUZZ" + 2: not the fuzzers' */
 #define MAX_CLIENTS	GS_HOLD_SLOTS
-#define MODULE_PATH	"/gpusched.ko"
 
 struct storm {
 	/* No revocation: a client found inside is a second holder at once. */
@@ -383,44 +383,6 @@ static int phase_kill(int nr, unsigned int kills, uint64_t seed)
 	return bad || why || S->hold.violations || overruns;
 }
 
-static int delete_module(void)
-{
-	return syscall(SYS_delete_module, "gpusched", O_NONBLOCK) ? -errno : 0;
-}
-
-/* The module's parameters as it was loaded, for insmod. */
-static void module_params(char *out, size_t size)
-{
-	static const char *const names[] = {
-		"max_gpus", "timeslice_us", "grace_us", "min_grant_us",
-		"starve_us", "window_us", "latency_pct", "dev_mode",
-	};
-	char path[128], buf[32];
-	size_t n = 0, i;
-
-	out[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "/sys/module/gpusched/parameters/%s",
-			 names[i]);
-		if (gs_file_read(path, buf, sizeof(buf)))
-			continue;
-		buf[strcspn(buf, "\n")] = '\0';
-		n += snprintf(out + n, size - n, "%s%s=%s", n ? " " : "",
-			      names[i], buf);
-	}
-}
-
-static int load_module(const char *params)
-{
-	int fd = open(MODULE_PATH, O_RDONLY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return err;
-}
-
 /*
  * After a reload: create the token again (tokens do not survive it), find
  * its index, and set the storm's slice and grace time on it.
@@ -452,7 +414,8 @@ static int phase_unload(int reloads, uint64_t seed)
 	int fds[8], i, r, err, refused = 0, bad = 0, cycles = 0;
 	pid_t pid;
 
-	module_params(params, sizeof(params));
+	if (gs_module_params(params, sizeof(params)))
+		return 1;	/* it says which */
 	/* Attached clients, one holding: every attempt must fail. */
 	for (i = 0; i < 8; i++)
 		fds[i] = open_attached();
@@ -461,7 +424,7 @@ static int phase_unload(int reloads, uint64_t seed)
 	memset(S, 0, sizeof(*S));
 	pid = spawn(9, 0, 500, seed);		/* and one contending */
 	for (r = 0; r < 50; r++) {
-		err = delete_module();
+		err = gs_module_unload();
 		if (err == -EBUSY || err == -EAGAIN)
 			refused++;
 		else
@@ -484,18 +447,18 @@ static int phase_unload(int reloads, uint64_t seed)
 	       r, refused, overruns, (gs_fuzz_now_ns() - t0) / 1e9);
 
 	/* No client left: unload and reload, with clients in between. */
-	if (access(MODULE_PATH, R_OK)) {
-		printf("# no %s: unload/reload cycles skipped\n", MODULE_PATH);
+	if (access(GS_MODULE_PATH, R_OK)) {
+		printf("# no %s: unload/reload cycles skipped\n", GS_MODULE_PATH);
 		return bad;
 	}
 	for (r = 0; r < reloads && !bad; r++) {
-		err = delete_module();
+		err = gs_module_unload();
 		if (err) {
 			printf("# unload %d: %s\n", r, strerror(-err));
 			bad++;
 			break;
 		}
-		err = load_module(params);
+		err = gs_module_load(params);
 		if (err) {
 			printf("# reload %d (%s): %s\n", r, params, strerror(-err));
 			bad++;

@@ -31,9 +31,9 @@
 #include <linux/gpusched.h>
 
 #include "kselftest_harness.h"
+#include "gs_module.h"		/* GS_PARAM_DIR, gs_module_*() */
 
 #define GS_SYSFS_DIR	"/sys/kernel/gpusched"
-#define GS_PARAM_DIR	"/sys/module/gpusched/parameters"
 
 enum gs_test_gpu {
 	GS_GPU_BASICS = 1,
@@ -286,64 +286,6 @@ static inline long long gs_param_read(const char *name)
 
 	snprintf(path, sizeof(path), GS_PARAM_DIR "/%s", name);
 	return gs_read_number(path);
-}
-
-/* The module as the VM runner put it there; programs that reload it. */
-#define GS_MODULE_PATH	"/gpusched.ko"
-
-/*
- * The module's parameters as loaded now, as insmod's arguments in @buf, so
- * that a program that reloads the module can put it back as it was.
- * 0, or -1 with the parameter that could not be read on stderr.
- */
-static inline int gs_module_params(char *buf, size_t size)
-{
-	static const char *const names[] = {
-		"max_gpus", "timeslice_us", "grace_us", "min_grant_us",
-		"starve_us", "window_us", "latency_pct", "latency_queue_us",
-		"handover_us", "dev_mode",
-	};
-	size_t len = 0;
-	unsigned int i;
-	long long v;
-
-	buf[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		v = gs_param_read(names[i]);
-		if (v < 0) {
-			fprintf(stderr, "# parameter %s: unreadable\n", names[i]);
-			return -1;
-		}
-		len += snprintf(buf + len, size - len, "%s=%lld ", names[i], v);
-		if (len >= size)
-			return -1;
-	}
-	return 0;
-}
-
-/* rmmod gpusched: 0 or -errno (EWOULDBLOCK while a file is open). */
-static inline int gs_module_unload(void)
-{
-	return syscall(SYS_delete_module, "gpusched", O_NONBLOCK) ? -errno : 0;
-}
-
-/* insmod GS_MODULE_PATH @params: 0 or -errno. */
-static inline int gs_module_load(const char *params)
-{
-	int fd = open(GS_MODULE_PATH, O_RDONLY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	err = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return err;
-}
-
-static inline int gs_module_reload(const char *params)
-{
-	int err = gs_module_unload();
-
-	return err ? err : gs_module_load(params);
 }
 
 /*
