@@ -223,6 +223,28 @@ static bool ctx_is(struct gs_ctx *cs, CUcontext ctx)
 }
 
 /*
+ * The GPU of context @ctx, which need not be current (a stream's): its
+ * record's where it has one, else the driver's answer with @ctx made
+ * current for the question. NULL: not known.
+ */
+struct gs_dev *dev_of_ctx(CUcontext ctx)
+{
+	CUcontext popped;
+	CUdevice dev;
+	CUresult r;
+
+	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if (ctx_is(cs, ctx))
+			return cs->d;
+	if (!real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2 ||
+	    !real.cuCtxGetDevice || real.cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS)
+		return NULL;
+	r = real.cuCtxGetDevice(&dev);
+	real.cuCtxPopCurrent_v2(&popped);
+	return r == CUDA_SUCCESS ? dev_by_ordinal(dev) : NULL;
+}
+
+/*
  * ctx_current() for a context not in this thread's cache: the list, else a
  * record for it (with its events).
  */

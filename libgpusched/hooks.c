@@ -60,7 +60,7 @@ bool resolve_real_slow(bool load)
 	R(cuDevicePrimaryCtxReset); R(cuDevicePrimaryCtxReset_v2);
 	R(cuInit);
 	R(cuDevicePrimaryCtxRetain); R(cuDevicePrimaryCtxGetState);
-	R(cuCtxGetCurrent); R(cuCtxGetDevice);
+	R(cuCtxGetCurrent); R(cuCtxGetDevice); R(cuStreamGetCtx);
 	R(cuCtxPushCurrent_v2); R(cuCtxPopCurrent_v2); R(cuCtxSynchronize);
 	R(cuDeviceGetUuid); R(cuDeviceGetUuid_v2);
 	R(cuEventCreate); R(cuEventRecord); R(cuEventRecord_ptsz);

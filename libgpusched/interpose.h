@@ -95,6 +95,7 @@ struct real_tab {
 	CUresult (*cuDevicePrimaryCtxGetState)(CUdevice, unsigned int *, int *);
 	CUresult (*cuCtxGetCurrent)(CUcontext *);
 	CUresult (*cuCtxGetDevice)(CUdevice *);
+	CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
 	CUresult (*cuCtxPushCurrent_v2)(CUcontext);
 	CUresult (*cuCtxPopCurrent_v2)(CUcontext *);
 	CUresult (*cuCtxSynchronize)(void);
@@ -485,6 +486,7 @@ GS_HIDDEN int dev_open_locked(struct gs_dev *d);
 
 /* context.c: the state of the GPU with CUDA ordinal @dev */
 GS_HIDDEN struct gs_dev *dev_by_ordinal(CUdevice dev);
+GS_HIDDEN struct gs_dev *dev_of_ctx(CUcontext ctx);
 
 /* mem.c */
 GS_HIDDEN void mem_apply_limit(struct gs_dev *d, struct gpusched *g);

@@ -268,12 +268,31 @@ static void pool_forget(CUmemoryPool pool)
 }
 
 /*
- * Where an allocation from @pool is made: the pool's GPU where it is
- * known, else (a pool imported from another process) the current one's.
+ * Where a stream-ordered allocation on @s is made: in the pool of the
+ * stream's device (the driver's rule), which a stream of a context other
+ * than the current one puts on another GPU.
  */
-static struct mem_at pool_at(CUmemoryPool pool)
+static struct mem_at stream_at(CUstream s)
 {
 	struct mem_at at = cur_at();
+	CUcontext c;
+
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+	    !real.cuStreamGetCtx || real.cuStreamGetCtx(s, &c) != CUDA_SUCCESS ||
+	    !c || c == at.ctx)
+		return at;
+	at.d = dev_of_ctx(c);
+	at.ctx = c;
+	return at;
+}
+
+/*
+ * Where an allocation from @pool on @s is made: the pool's GPU where it is
+ * known, else (a pool imported from another process) the stream's.
+ */
+static struct mem_at pool_at(CUmemoryPool pool, CUstream s)
+{
+	struct mem_at at = stream_at(s);
 
 	pthread_mutex_lock(&pools.lock);
 	for (struct pool_ent *e = pools.list; e; e = e->next) {
@@ -585,8 +604,8 @@ static CUresult mem_free(CUdeviceptr p)
 }
 
 /*
- * Stream-ordered allocations count against the GPU of the calling
- * thread's context, as allocations without a stream do.
+ * Stream-ordered allocations count against the GPU of their stream, the
+ * calling thread's context's for the default streams (stream_at()).
  */
 static CUresult mem_alloc_async(CUdeviceptr *p, size_t n, CUstream s,
 				bool ptsz)
@@ -600,7 +619,7 @@ static CUresult mem_alloc_async(CUdeviceptr *p, size_t n, CUstream s,
 						 real.cuMemAllocAsync;
 	if (!p)
 		return fn(p, n, s);
-	r = reserve(cur_at(), n, "cuMemAllocAsync", &res);
+	r = reserve(stream_at(s), n, "cuMemAllocAsync", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = fn(p, n, s);
@@ -619,7 +638,7 @@ static CUresult mem_alloc_pool(CUdeviceptr *p, size_t n, CUmemoryPool pool,
 	     real.cuMemAllocFromPoolAsync_ptsz : real.cuMemAllocFromPoolAsync;
 	if (!p)
 		return fn(p, n, pool, s);
-	r = reserve(pool_at(pool), n, "cuMemAllocFromPoolAsync", &res);
+	r = reserve(pool_at(pool, s), n, "cuMemAllocFromPoolAsync", &res);
 	if (r != CUDA_SUCCESS)
 		return r;
 	r = fn(p, n, pool, s);

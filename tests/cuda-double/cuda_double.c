@@ -956,6 +956,23 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 	return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *pc)
+{
+	CUcontext c = stream_ctx(s);
+
+	if (!pc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*pc = c;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamGetCtx_ptsz(CUstream s, CUcontext *pc)
+{
+	return cuStreamGetCtx(s, pc);
+}
+
 static CUresult stream_sync(CUstream s)
 {
 	CUcontext c = stream_ctx(s);
@@ -1885,6 +1902,8 @@ static const struct entry entries[] = {
 	E("cuDevicePrimaryCtxGetState", 7000, false, cuDevicePrimaryCtxGetState),
 	E("cuThreadExchangeStreamCaptureMode", 10010, false, cuThreadExchangeStreamCaptureMode),
 	E("cuStreamCreate", 2000, false, cuStreamCreate),
+	E("cuStreamGetCtx", 9020, false, cuStreamGetCtx),
+	E("cuStreamGetCtx", 9020, true, cuStreamGetCtx_ptsz),
 	E("cuStreamDestroy", 4000, false, cuStreamDestroy_v2),
 	E("cuStreamSynchronize", 2000, false, cuStreamSynchronize),
 	E("cuStreamSynchronize", 7000, true, cuStreamSynchronize_ptsz),

@@ -40,6 +40,9 @@
  *   devpool DEV SIZE        allocate SIZE from a pool on device DEV (made
  *                           once), the current context staying device 0's
  *   hostpool SIZE           allocate SIZE from a pool in host memory
+ *   otherstream DEV SIZE    cuMemAllocAsync of SIZE on a stream of a new
+ *                           context on device DEV, the current context
+ *                           staying device 0's
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,6 +62,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *, CUdevice);
 CUresult cuCtxSetCurrent(CUcontext);
 CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 CUresult cuCtxDestroy_v2(CUcontext);
+CUresult cuStreamCreate(CUstream *, unsigned int);
 CUresult cuCtxSynchronize(void);
 CUresult cuEventCreate(CUevent *, unsigned int);
 CUresult cuEventRecord(CUevent, CUstream);
@@ -600,6 +604,23 @@ int main(int argc, char **argv)
 			if (!r)
 				keep(p, n, K_ASYNC);
 			printf("op=devpool dev=%d size=%zu r=%d\n", dev, n, r);
+		} else if (!strcmp(op, "otherstream") && i + 2 < argc) {
+			int dev = atoi(argv[i + 1]);
+			size_t n = parse_size(argv[i + 2]);
+			CUcontext other;
+			CUdeviceptr p;
+			CUstream st;
+
+			i += 2;
+			r = cuCtxCreate_v2(&other, 0, dev);
+			if (!r)
+				r = cuStreamCreate(&st, 0);
+			cuCtxSetCurrent(ctx);
+			if (!r)
+				r = fn.async(&p, n, st);
+			if (!r)
+				keep(p, n, K_ASYNC);
+			printf("op=otherstream dev=%d size=%zu r=%d\n", dev, n, r);
 		} else if (!strcmp(op, "hostpool") && arg) {
 			static CUmemoryPool host;
 			size_t n = parse_size(argv[++i]);

@@ -3,7 +3,7 @@
 # One token per GPU, by UUID: processes on different GPUs run at once;
 # processes that reach the same GPU through different CUDA_VISIBLE_DEVICES
 # ordinals share one token. Memory allocated from a pool counts on the
-# pool's GPU.
+# pool's GPU, and on a stream on the stream's.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 export GS_DOUBLE_GPUS=2
@@ -81,4 +81,13 @@ check "768 MiB from a pool in host memory: no GPU's ($(at pools 4 r))" \
 check "at exit, each GPU has 768 MiB reserved ($(reserved pools | xargs))" \
 	[ "$(reserved pools | xargs)" = "805306368 805306368" ]
 show pools
+
+# ... and what a stream-ordered allocation takes, on its stream's GPU.
+rm -f "$GS_DOUBLE_SHM"
+mem streams GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- \
+	otherstream 1 768M alloc 768M otherstream 1 512M
+check "768 MiB on a stream of GPU 1, then 768 MiB on GPU 0, 1 GiB limit each" \
+	[ "$(at streams 1 r)$(at streams 2 r)" = 00 ]
+check "... then GPU 1 refuses 512 MiB more ($(at streams 3 r))" [ "$(at streams 3 r)" = 2 ]
+show streams
 done_testing
