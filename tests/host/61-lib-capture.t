@@ -19,7 +19,10 @@ run_bg plain "$GS_CLIENT" --seconds 1 --kernel-us "$(us 200)" --threads 2 --capt
 check "without the library the program's captures succeed" wait_bg plain
 run_bg unsafe "$GS_CLIENT" --seconds 1 --kernel-us "$(us 200)" --threads 2 --capture-global --period-us "$(us 500)"
 wait_bg unsafe
-check "a wait in global mode beside them invalidates one" grep -q 'cuStreamEndCapture.*error 901' "$T/unsafe.err"
+# Which thread sees the rule first is a race: the capture ends invalidated
+# (901), or the wait itself is refused (900) and the client stops there.
+check "a wait in global mode beside them is refused or invalidates one" \
+	grep -Eq 'cuStreamEndCapture.*error 901|Synchronize\(\): error 900' "$T/unsafe.err"
 show plain unsafe
 
 # Two of them at once: token hand-overs, idle-thread polls and drains
