@@ -172,6 +172,7 @@ static void ctx_set(struct gs_ctx *cs, CUcontext ctx, CUdevice dev,
 		    const struct ctx_events *e)
 {
 	pthread_mutex_lock(&cs->lock);
+	cs->life++;
 	memset((char *)cs + offsetof(struct gs_ctx, launches), 0,
 	       sizeof(*cs) - offsetof(struct gs_ctx, launches));
 	__atomic_store_n(&cs->ctx, ctx, __ATOMIC_RELAXED);
@@ -309,7 +310,11 @@ struct gs_ctx *ctx_current(void)
 	if (!real.cuCtxGetCurrent || real.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
 	    !ctx)
 		return NULL;
-	if (tls_cache.ctx == ctx && tls_cache.gen == gen)
+	/* The record checked too: one taken over since this thread read
+	 * the generation (ctx_forget() bumps it after) is not ours.
+	 */
+	if (tls_cache.ctx == ctx && tls_cache.gen == gen &&
+	    ctx_is(tls_cache.cs, ctx))
 		return tls_cache.cs;
 	return ctx_lookup(ctx, gen);
 }
@@ -330,9 +335,15 @@ void ctx_forget(CUcontext ctx)
 	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
 		if (!ctx_is(cs, ctx))
 			continue;
-		atomic_store(&cs->dead, true);
+		/* Marked dead under its lock: ctx_set() takes it too, so a
+		 * new context that takes the record over meanwhile is not
+		 * emptied here.
+		 */
 		pthread_mutex_lock(&cs->lock);
-		ctx_empty_locked(cs);
+		if (ctx_is(cs, ctx)) {
+			atomic_store(&cs->dead, true);
+			ctx_empty_locked(cs);
+		}
 		pthread_mutex_unlock(&cs->lock);
 	}
 	atomic_fetch_add(&G.gen, 1);

@@ -159,7 +159,8 @@ static CUevent ctx_last_of_all(struct gs_ctx *cs)
 static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 {
 	CUstreamCaptureMode mode;
-	CUcontext popped;
+	CUcontext popped, ctx;
+	unsigned int life;
 	bool relaxed;
 	CUevent last;
 	CUresult r;
@@ -168,6 +169,8 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 		return;
 	pthread_mutex_lock(&cs->lock);
 	last = ctx_last_of_all(cs);
+	ctx = cs->ctx;
+	life = cs->life;
 	pthread_mutex_unlock(&cs->lock);
 	if (last) {
 		if (!ev_sync(last, GS_EV_NAP_MAX_NS, giveup)) {
@@ -180,7 +183,7 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	if (!real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2 ||
 	    !real.cuCtxSynchronize)
 		return;
-	if (real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
+	if (real.cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS)
 		return;
 	/* "Unsafe" beside a capture: in relaxed mode (gs_relax()). */
 	relaxed = gs_relax(&mode);
@@ -189,9 +192,13 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	real.cuCtxPopCurrent_v2(&popped);
 	if (r != CUDA_SUCCESS)
 		gs_debug("cuCtxSynchronize of context %p: error %d",
-			 (void *)cs->ctx, r);
+			 (void *)ctx, r);
 done:
 	pthread_mutex_lock(&cs->lock);
+	if (cs->life != life) {		/* the record serves another context */
+		pthread_mutex_unlock(&cs->lock);
+		return;
+	}
 	if (r == CUDA_SUCCESS && cs->nr)
 		ctx_pop_locked(cs, cs->nr);	/* all done: frames too */
 	/* and the launches after the last event */
@@ -438,7 +445,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	pthread_mutex_lock(&cs->lock);
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
 		uint64_t seq = cs->head_seq, now, after;
-		unsigned int i = 0, slot;
+		unsigned int i = 0, slot, life;
 		bool done;
 		CUevent ev;
 
@@ -469,11 +476,17 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 		}
 		slot = ring_mod(cs, cs->head + i);
 		ev = cs->ev[slot];
+		life = cs->life;
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
 		done = ev_sync(ev, GS_EV_NAP_MAX_NS, giveup);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
+		if (cs->life != life) {
+			/* The context went, and the record serves another. */
+			pthread_mutex_unlock(&cs->lock);
+			return;
+		}
 		cs->throttled--;
 		if (!done) {
 			/* A kernel that may wait for the host: hand over
@@ -745,12 +758,14 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 		uint64_t behind = est.mean ? work_after(cs, cs->head) :
 					     UINT64_MAX;
 		uint64_t giveup = wait_stuck_at(cs, now);
+		unsigned int life;
 		int dry;
 
 		/* The last of our work, with a predicted end: see wait_dry(). */
 		if (mark == cs->launches && est.mean && cs->end_ns &&
 		    gs_config()->spin_ns && real.cuEventQuery)
 			end = cs->end_ns;
+		life = cs->life;
 		cs->throttled++;
 		pthread_mutex_unlock(&cs->lock);
 		STAT_INC(throttle_waits);
@@ -763,6 +778,13 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 			dry = wait_ev(cs, ev, reach, behind, giveup);
 		now = gs_now_ns();
 		pthread_mutex_lock(&cs->lock);
+		if (cs->life != life) {
+			/* The context went meanwhile (its launch fails), and
+			 * the record serves another: nothing here is ours.
+			 */
+			pthread_mutex_unlock(&cs->lock);
+			return false;
+		}
 		cs->throttled--;
 		if (dry == DRY_STUCK) {
 			/* Not ended long past its time: launch, and wait for

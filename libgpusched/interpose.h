@@ -182,6 +182,11 @@ struct gs_ctx {
 	struct gs_dev *d;
 	atomic_bool dead;		/* the context was destroyed */
 	pthread_mutex_t lock;		/* everything below */
+	/* Bumped by ctx_set() each time the record serves a new context: a
+	 * thread that waited without the lock compares it before it goes
+	 * on with what it saw (throttle(), ctx_drain_to(), ctx_sync()).
+	 */
+	unsigned int life;
 	/* From here on, one context's life: ctx_set() clears it where a
 	 * new context takes over a destroyed one's record.
 	 */

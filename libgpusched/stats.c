@@ -126,7 +126,7 @@ void print_stats(void)
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
 		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f"
 		       " us_dev=%.1f",
-		       (void *)cs->ctx, cs->d->name,
+		       (void *)__atomic_load_n(&cs->ctx, __ATOMIC_RELAXED), cs->d->name,
 		       (unsigned long long)cs->launches, cs->est.mean / 1000.0,
 		       cs->est.dev / 1000.0);
 }
