@@ -251,7 +251,8 @@ static void pool_note(CUmemoryPool pool, struct gs_dev *d)
 	 */
 }
 
-static void pool_forget(CUmemoryPool pool)
+/* Take @pool's note out of the list: the caller frees it (or puts it back). */
+static struct pool_ent *pool_unlist(CUmemoryPool pool)
 {
 	struct pool_ent **pp, *e = NULL;
 
@@ -264,7 +265,7 @@ static void pool_forget(CUmemoryPool pool)
 		}
 	}
 	pthread_mutex_unlock(&pools.lock);
-	free(e);
+	return e;
 }
 
 /*
@@ -288,7 +289,10 @@ static struct mem_at stream_at(CUstream s)
 
 /*
  * Where an allocation from @pool on @s is made: the pool's GPU where it is
- * known, else (a pool imported from another process) the stream's.
+ * known, else (a pool imported from another process) the stream's. On
+ * another GPU than the stream's context, the memory is that GPU's pool's,
+ * which the context does not take along when it goes (mem_ctx_gone()):
+ * then no context.
  */
 static struct mem_at pool_at(CUmemoryPool pool, CUstream s)
 {
@@ -297,6 +301,8 @@ static struct mem_at pool_at(CUmemoryPool pool, CUstream s)
 	pthread_mutex_lock(&pools.lock);
 	for (struct pool_ent *e = pools.list; e; e = e->next) {
 		if (e->pool == pool) {
+			if (e->d != at.d)
+				at.ctx = NULL;
 			at.d = e->d;
 			break;
 		}
@@ -667,12 +673,18 @@ static CUresult mem_pool_create(CUmemoryPool *pool, const CUmemPoolProps *props)
 
 static CUresult mem_pool_destroy(CUmemoryPool pool)
 {
+	struct pool_ent *e;
 	CUresult r;
 
 	NEED(cuMemPoolDestroy);
+	/* Forgotten first: once destroyed, its handle may come back for
+	 * another thread's new pool, whose note must stay.
+	 */
+	e = pool_unlist(pool);
 	r = real.cuMemPoolDestroy(pool);
-	if (r == CUDA_SUCCESS)
-		pool_forget(pool);
+	if (e && r != CUDA_SUCCESS)
+		pool_note(pool, e->d);
+	free(e);
 	return r;
 }
 

@@ -82,6 +82,14 @@ check "at exit, each GPU has 768 MiB reserved ($(reserved pools | xargs))" \
 	[ "$(reserved pools | xargs)" = "805306368 805306368" ]
 show pools
 
+# A reset of device 0's context takes none of GPU 1's pool with it.
+rm -f "$GS_DOUBLE_SHM"
+mem poolreset GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- \
+	devpool 1 768M reset devpool 1 768M
+check "768 MiB from a pool on GPU 1, device 0 reset, then 768 MiB more refused ($(at poolreset 3 r))" \
+	[ "$(at poolreset 1 r)$(at poolreset 2 r)$(at poolreset 3 r)" = 002 ]
+show poolreset
+
 # ... and what a stream-ordered allocation takes, on its stream's GPU.
 rm -f "$GS_DOUBLE_SHM"
 mem streams GPUSCHED_MEM_LIMIT=1G GPUSCHED_DEBUG=stats -- \
