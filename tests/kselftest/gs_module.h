@@ -7,6 +7,7 @@
 #ifndef GS_MODULE_H
 #define GS_MODULE_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,26 +23,28 @@
 /*
  * The module's parameters as loaded now, as insmod's arguments in @buf, so
  * that a program that reloads the module can put it back as it was: every
- * one of them, or a reload loses the knobs a test set. 0, or -1 with the
- * parameter that could not be read on stderr.
+ * file in GS_PARAM_DIR, or a reload loses the knobs a test set. 0, or -1
+ * with the parameter that could not be read on stderr.
  */
 static inline int gs_module_params(char *buf, size_t size)
 {
-	static const char *const names[] = {
-		"max_gpus", "timeslice_us", "grace_us", "min_grant_us",
-		"starve_us", "window_us", "latency_pct", "latency_queue_us",
-		"handover_us", "dev_mode",
-	};
-	char path[256], val[64], *end;
+	char path[512], val[64], *end;
+	DIR *dir = opendir(GS_PARAM_DIR);
+	struct dirent *e;
 	size_t len = 0;
-	unsigned int i;
 	long long v;
+	int fd, ret = 0;
 	ssize_t n;
-	int fd;
 
 	buf[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), GS_PARAM_DIR "/%s", names[i]);
+	if (!dir) {
+		fprintf(stderr, "# %s: %s\n", GS_PARAM_DIR, strerror(errno));
+		return -1;
+	}
+	while (!ret && (e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), GS_PARAM_DIR "/%s", e->d_name);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		n = fd < 0 ? -1 : read(fd, val, sizeof(val) - 1);
 		if (fd >= 0)
@@ -55,14 +58,16 @@ static inline int gs_module_params(char *buf, size_t size)
 				v = -1;
 		}
 		if (v < 0) {
-			fprintf(stderr, "# parameter %s: unreadable\n", names[i]);
-			return -1;
+			fprintf(stderr, "# parameter %s: unreadable\n", e->d_name);
+			ret = -1;
+			break;
 		}
-		len += snprintf(buf + len, size - len, "%s=%lld ", names[i], v);
+		len += snprintf(buf + len, size - len, "%s=%lld ", e->d_name, v);
 		if (len >= size)
-			return -1;
+			ret = -1;
 	}
-	return 0;
+	closedir(dir);
+	return ret;
 }
 
 /* rmmod gpusched: 0 or -errno (EWOULDBLOCK while a file is open). */
