@@ -186,45 +186,47 @@ def check_retain():
                (failed, wrong))
 
 
-def check_ctxcycle():
+def cycles(n, make, drop):
+    """n times: make a context current (make(drv) returns it), load the
+    kernel, launch it three times, synchronise, drop(drv, ctx). The
+    number of cycles that failed."""
     drv = Driver()
     failed = 0
-    for _ in range(20):
+    for _ in range(n):
         try:
-            ctx = drv.ctx_create(0)
+            ctx = make(drv)
             fn = drv.spin_function()
             drv.spin(fn, 1000000, 3)
             drv.check("cuCtxSynchronize")
-            drv.check("cuCtxDestroy_v2", ctx)
+            drop(drv, ctx)
         except RuntimeError as e:
             failed += 1
             print("# " + str(e), flush=True)
+    return failed
+
+
+def check_ctxcycle():
+    failed = cycles(20, lambda drv: drv.ctx_create(0),
+                    lambda drv, ctx: drv.check("cuCtxDestroy_v2", ctx))
     return say(failed == 0, "ctxcycle", "20 contexts: %d failed" % failed)
 
 
+def primary(drv):
+    ctx = ctypes.c_void_p()
+    drv.check("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), 0)
+    drv.check("cuCtxSetCurrent", ctx)
+    return ctx
+
+
 def check_reset():
-    drv = Driver()
-    failed = 0
-    for _ in range(5):
-        try:
-            ctx = ctypes.c_void_p()
-            drv.check("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), 0)
-            drv.check("cuCtxSetCurrent", ctx)
-            fn = drv.spin_function()
-            drv.spin(fn, 1000000, 3)
-            drv.check("cuCtxSynchronize")
-            drv.check("cuDevicePrimaryCtxReset_v2", 0)
-        except RuntimeError as e:
-            failed += 1
-            print("# " + str(e), flush=True)
+    failed = cycles(5, primary,
+                    lambda drv, ctx: drv.check("cuDevicePrimaryCtxReset_v2", 0))
     return say(failed == 0, "reset", "5 resets: %d failed" % failed)
 
 
 def check_pools():
     drv = Driver()
-    ctx = ctypes.c_void_p()
-    drv.check("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), 0)
-    drv.check("cuCtxSetCurrent", ctx)
+    primary(drv)
     mib = 1 << 20
     bad = 0
 
