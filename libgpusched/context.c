@@ -223,6 +223,17 @@ static bool ctx_is(struct gs_ctx *cs, CUcontext ctx)
 	       __atomic_load_n(&cs->ctx, __ATOMIC_RELAXED) == ctx;
 }
 
+/* The live record of @ctx; NULL: none. */
+static struct gs_ctx *ctx_find(CUcontext ctx)
+{
+	struct gs_ctx *cs;
+
+	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
+		if (ctx_is(cs, ctx))
+			break;
+	return cs;
+}
+
 /*
  * The GPU of context @ctx, which need not be current (a stream's): its
  * record's where it has one, else the driver's answer with @ctx made
@@ -230,13 +241,13 @@ static bool ctx_is(struct gs_ctx *cs, CUcontext ctx)
  */
 struct gs_dev *dev_of_ctx(CUcontext ctx)
 {
+	struct gs_ctx *cs = ctx_find(ctx);
 	CUcontext popped;
 	CUdevice dev;
 	CUresult r;
 
-	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
-		if (ctx_is(cs, ctx))
-			return cs->d;
+	if (cs)
+		return cs->d;
 	if (!real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2 ||
 	    !real.cuCtxGetDevice || real.cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS)
 		return NULL;
@@ -259,9 +270,9 @@ static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 	uint64_t total;
 	CUdevice dev;
 
-	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
-		if (ctx_is(cs, ctx))
-			goto found;
+	cs = ctx_find(ctx);
+	if (cs)
+		goto found;
 
 	/* New context: no CUDA call under G.lock (see the fork handlers). */
 	if (!real.cuCtxGetDevice || real.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
@@ -271,10 +282,8 @@ static __attribute__((noinline)) struct gs_ctx *ctx_lookup(CUcontext ctx,
 	ctx_events_make(&e);
 
 	pthread_mutex_lock(&G.lock);
-	for (cs = atomic_load(&G.ctxs); cs; cs = cs->next)
-		if (ctx_is(cs, ctx))
-			break;
-	/* Else: lost a race with another thread, whose events are in use;
+	cs = ctx_find(ctx);
+	/* Found: another thread made it first, and its events are in use;
 	 * ours stay unused in the context (a handful, once).
 	 */
 	if (!cs) {

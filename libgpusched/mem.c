@@ -226,21 +226,33 @@ static struct mem_at cur_at(void)
 	return at;
 }
 
+/*
+ * The link to @pool's note in the list, or the list's end (NULL there):
+ * for a look, an unlisting or an append. Caller holds pools.lock.
+ */
+static struct pool_ent **pool_link(CUmemoryPool pool)
+{
+	struct pool_ent **pp = &pools.list;
+
+	while (*pp && (*pp)->pool != pool)
+		pp = &(*pp)->next;
+	return pp;
+}
+
 /* @pool keeps its memory on @d (NULL: in host memory). */
 static void pool_note(CUmemoryPool pool, struct gs_dev *d)
 {
-	struct pool_ent *e;
+	struct pool_ent **pp, *e;
 
 	pthread_mutex_lock(&pools.lock);
-	for (e = pools.list; e; e = e->next)
-		if (e->pool == pool)
-			break;
+	pp = pool_link(pool);
+	e = *pp;
 	if (!e) {
 		e = malloc(sizeof(*e));
 		if (e) {
 			e->pool = pool;
-			e->next = pools.list;
-			pools.list = e;
+			e->next = NULL;
+			*pp = e;
 		}
 	}
 	if (e)
@@ -254,16 +266,13 @@ static void pool_note(CUmemoryPool pool, struct gs_dev *d)
 /* Take @pool's note out of the list: the caller frees it (or puts it back). */
 static struct pool_ent *pool_unlist(CUmemoryPool pool)
 {
-	struct pool_ent **pp, *e = NULL;
+	struct pool_ent **pp, *e;
 
 	pthread_mutex_lock(&pools.lock);
-	for (pp = &pools.list; *pp; pp = &(*pp)->next) {
-		if ((*pp)->pool == pool) {
-			e = *pp;
-			*pp = e->next;
-			break;
-		}
-	}
+	pp = pool_link(pool);
+	e = *pp;
+	if (e)
+		*pp = e->next;
 	pthread_mutex_unlock(&pools.lock);
 	return e;
 }
@@ -297,15 +306,14 @@ static struct mem_at stream_at(CUstream s)
 static struct mem_at pool_at(CUmemoryPool pool, CUstream s)
 {
 	struct mem_at at = stream_at(s);
+	struct pool_ent *e;
 
 	pthread_mutex_lock(&pools.lock);
-	for (struct pool_ent *e = pools.list; e; e = e->next) {
-		if (e->pool == pool) {
-			if (e->d != at.d)
-				at.ctx = NULL;
-			at.d = e->d;
-			break;
-		}
+	e = *pool_link(pool);
+	if (e) {
+		if (e->d != at.d)
+			at.ctx = NULL;
+		at.d = e->d;
 	}
 	pthread_mutex_unlock(&pools.lock);
 	return at;
