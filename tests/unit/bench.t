@@ -206,7 +206,9 @@ check "a kind with nothing to play is not run (torch-infer, no latency process)"
 # A matrix run with the fakes, all four modes (a fake MPS control daemon):
 # under gpusched the sync client's gaps grow (its sum drops), the latency
 # processes' p99 rises, they miss a fifth of their periods (1000 requests,
-# 250 periods missed) and the training loops slow down; nothing else moves.
+# 250 periods missed: the probe's work with them, so the work done by
+# all processes falls by a fifth of its 0.025) and the training loops slow
+# down; nothing else moves.
 mkdir -p "$T/bin" "$T/torch"
 printf '#!/bin/sh\ncase "$1" in -d) exit 0 ;; esac\ncat >/dev/null\n' >"$T/bin/nvidia-cuda-mps-control"
 chmod +x "$T/bin/nvidia-cuda-mps-control"
@@ -242,7 +244,7 @@ check "the matrix ran (exit $rc)" [ $rc = 0 ]
 mj=$T/mx/matrix.json
 mget() { python3 -c "import json; m=json.load(open('$mj')); print($1)" 2>/dev/null; }
 nrow=$(mget "len(m['rows'])")
-check "a matrix row per figure: 3 x 1 + 2 x 4 + 2 ($nrow)" [ "$nrow" = 13 ]
+check "a matrix row per figure: 3 x 1 + 5 + 4 + 2 ($nrow)" [ "$nrow" = 14 ]
 vals=$(mget "sorted(m['rows'][0]['values'])")
 check "each row has default, MPS, gpusched and MPS+gpusched ($vals)" \
 	[ "$vals" = "['default', 'gpusched', 'mps', 'mps+gpusched']" ]
@@ -253,15 +255,16 @@ WORSE mxprobe torch-infer: torch-infer 0 latency p99 us: gpusched 900, default 5
 WORSE mxprobe torch-infer: torch-infer 0 periods with a request: gpusched 0.8, default 1
 WORSE mxprobe window4: probe 0 latency p99 us: gpusched 900, default 500
 WORSE mxprobe window4: probe 0 periods with a request: gpusched 0.8, default 1
+WORSE mxprobe window4: work done, all processes: gpusched 1.02, default 1.025
 WORSE mxtorch torch-train-sync: throughput sum: gpusched 1.6, default 2
 W
 check "WORSE lists every case where gpusched is worse than default, and only those" \
 	cmp -s "$T/worse" "$T/worse.want"
 check "printed again at the end, with the count" sh -c "
-	[ \$(grep -c '^WORSE' '$T/mx.log') = 12 ] &&
-	grep -q '^6 case(s) where gpusched is worse than default' '$T/mx.log'"
+	[ \$(grep -c '^WORSE' '$T/mx.log') = 14 ] &&
+	grep -q '^7 case(s) where gpusched is worse than default' '$T/mx.log'"
 nw=$(mget "len(m['worse'])")
-check "and kept in matrix.json ($nw)" [ "$nw" = 6 ]
+check "and kept in matrix.json ($nw)" [ "$nw" = 7 ]
 check "matrix.md: the table of performance.md, a worse figure marked" sh -c "
 	grep -q '^| commit | GPU | driver | date | scenario | client | default | MPS | gpusched | MPS+gpusched |' '$T/mx/matrix.md' &&
 	grep -q '| mxpair: throughput sum | sync | 0.9901 | 0.9901 | 0.8016 \*\*worse\*\* | 0.8016 |' '$T/mx/matrix.md'"
