@@ -80,7 +80,8 @@ install-dkms:
 	done
 
 # The Debian packages (debian/), built from a copy of the tree in $(B)/deb/,
-# where they are left: gpusched-dkms, libgpusched1, libgpusched-dev, gpusched.
+# where they are left: gpusched-dkms, libgpusched1, libgpusched-dev, gpusched,
+# gpusched-slurm.
 deb:
 	$(Q)debian/build-debs.sh $(B)/deb
 

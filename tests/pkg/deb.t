@@ -6,7 +6,8 @@
 # apt installs them, and then the installed files work: pkg-config, a
 # program of the explicit API compiled and run against them, gpuschedctl,
 # gpusched-cdi, the systemd unit (systemd-analyze verify), DKMS holding the
-# module's source; gpuschedd's maintainer scripts restart it on upgrade and
+# module's source, the SPANK plugin bound to the Slurm series it was built
+# against; gpuschedd's maintainer scripts restart it on upgrade and
 # stop it on removal. apt remove leaves nothing but conffiles; purge,
 # nothing, nor the CDI spec gpusched-cdi wrote at its default path.
 # Root, like CI.
@@ -14,7 +15,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/pkg/tap.sh
 
-PKGS="gpusched-dkms libgpusched1 libgpusched-dev gpusched"
+PKGS="gpusched-dkms libgpusched1 libgpusched-dev gpusched gpusched-slurm"
 [ "$(id -u)" = 0 ] || skip_all "needs root (installs packages)"
 for t in dpkg-buildpackage dh lintian dkms; do
 	command -v $t >/dev/null || skip_all "no $t: run tests/tools/install-deps.sh"
@@ -46,7 +47,7 @@ fi
 for p in $PKGS; do
 	check "built $p" ls "$T/${p}_$VERSION"_*.deb
 done
-check "and nothing else: $(cd "$T" && echo *.deb)" test "$(ls "$T"/*.deb | wc -l)" = 4
+check "and nothing else: $(cd "$T" && echo *.deb)" test "$(ls "$T"/*.deb | wc -l)" = 5
 
 lintian --fail-on error --tag-display-limit 0 "$T"/*.changes >"$T/lintian.log" 2>&1
 check "lintian: no errors ($(grep -c '^E:' "$T/lintian.log") E, $(grep -c '^W:' "$T/lintian.log") W)" \
@@ -60,6 +61,29 @@ dpkg-deb -e "$T/gpusched_${VERSION}"_*.deb "$T/ctl"
 check "postinst try-restarts gpuschedd on upgrade" grep -q 'deb-systemd-invoke try-restart .gpuschedd.service' "$T/ctl/postinst"
 check "preinst does not stop it for an upgrade" not grep -qs 'stop gpuschedd' "$T/ctl/preinst"
 check "prerm stops it on removal" grep -q 'deb-systemd-invoke stop gpuschedd.service' "$T/ctl/prerm"
+
+# The SPANK plugin loads only in the Slurm series it was built against:
+# its package takes Slurm's plugins of that series (what slurmd and
+# slurm-client require at their own version), and no other.
+dep=$(dpkg-deb -f "$T/gpusched-slurm_${VERSION}"_*.deb Depends)
+echo "gpusched-slurm: Depends: $dep" | diag
+# slurm_ok VERSION: Slurm's plugins at VERSION meet both of its bounds.
+slurm_ok() {
+	printf '%s\n' "$dep" | tr ',' '\n' |
+		sed -n 's/.*slurm-wlm-basic-plugins (\([<>=]*\) \(.*\)).*/\1 \2/p' | {
+		n=0
+		while read -r op v; do
+			dpkg --compare-versions "$1" "$op" "$v" || exit 1
+			n=$((n + 1))
+		done
+		[ "$n" = 2 ]
+	}
+}
+sv=$(dpkg-query -W -f='${Version}' libslurm-dev)
+major=${sv%%.*}
+check "gpusched-slurm takes the Slurm it was built against, $sv" slurm_ok "$sv"
+check "and not the next series, $((major + 1)).02.1-1" not slurm_ok "$((major + 1)).02.1-1"
+check "nor the one before, $((major - 1)).11.9-1" not slurm_ok "$((major - 1)).11.9-1"
 
 # dkms builds the module for the running kernel at install, where it can:
 # not in CI (no headers for the host's kernel); -k builds are dkms.t's.
@@ -118,6 +142,8 @@ reload=$(sed -n 's/^ExecReload=\(.*gpuschedd --check.*\)/\1/p' "$unit")
 reload=$(printf '%s\n' "$reload" | sed "s|\\\$GPUSCHEDD_OPTS|--config $T/broken.conf|")
 check "the reload's check reads the file a drop-in names ($reload)" \
 	sh -c "$reload; [ \$? = 1 ]"
+check "the SPANK plugin is gpusched-slurm's" \
+	sh -c "dpkg -S '/usr/lib/*/gpusched/spank_gpusched.so' | grep -q '^gpusched-slurm:'"
 check "man pages: gpuschedd(8) is installed" test -e /usr/share/man/man8/gpuschedd.8.gz
 check "DKMS holds the module's source: dkms status gpusched/$VERSION" \
 	sh -c "dkms status gpusched/$VERSION | grep -q gpusched"
