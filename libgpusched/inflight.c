@@ -132,6 +132,9 @@ void ctx_empty_locked(struct gs_ctx *cs)
 }
 
 static bool ev_sync(CUevent ev, uint64_t most, uint64_t until);
+static int wait_end(struct gs_ctx *cs, CUevent ev, uint64_t end,
+		    uint64_t wake, const struct gs_est *est, uint64_t giveup,
+		    bool yield);
 
 /*
  * The newest event of @cs if it follows all of its launches, all on one
@@ -154,14 +157,21 @@ static CUevent ctx_last_of_all(struct gs_ctx *cs)
  * Wait until none of @cs's work is left, or until @giveup (drain_until()).
  * Where one event marks the end of it all (ctx_last_of_all()), a wait for
  * that event, which can end there, the work still running; else
- * cuCtxSynchronize(), which cannot.
+ * cuCtxSynchronize(), which cannot. The GPU has nothing of ours to run
+ * from that event on, and a nudged holder's next kernels, a drained
+ * holder's hand-over wait for this wait to see it: where the end of our
+ * work is predicted, nap toward it and poll from GS_SPIN_US before it
+ * (wait_end()), rather than nap up to GS_EV_NAP_MAX_NS past it.
  */
 static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 {
+	const struct gs_config *c = gs_config();
 	CUstreamCaptureMode mode;
 	CUcontext popped, ctx;
+	uint64_t end = 0;
+	struct gs_est est;
 	unsigned int life;
-	bool relaxed;
+	bool relaxed, seen;
 	CUevent last;
 	CUresult r;
 
@@ -171,9 +181,15 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	last = ctx_last_of_all(cs);
 	ctx = cs->ctx;
 	life = cs->life;
+	est = cs->est;
+	if (last && est.mean && c->spin_ns)
+		end = cs->end_ns;
 	pthread_mutex_unlock(&cs->lock);
 	if (last) {
-		if (!ev_sync(last, GS_EV_NAP_MAX_NS, giveup)) {
+		seen = end ? wait_end(cs, last, end, end - c->spin_ns, &est,
+				      giveup, false) == DRY_SEEN :
+			     ev_sync(last, GS_EV_NAP_MAX_NS, giveup);
+		if (!seen) {
 			STAT_INC(stuck_waits);
 			return;
 		}
@@ -613,27 +629,23 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
  * Wait for @ev, recorded after @cs's newest launch: when it completes, the
  * GPU has none of our work left. A long nap (ev_sync()) ends up to
  * GS_EV_NAP_MAX_NS after that, the GPU idle all along, and a yield asked
- * meanwhile waits for it too. So nap until GS_SPIN_US before the
- * predicted @end, looking at the event between naps, then poll the event
- * and the status page. DRY_YIELD, the work still running: asked to yield
- * with no more than the hand-over allowance left; the early hand-over
- * then gives the token away while our last kernel runs, and the next
- * holder's kernel is queued when it ends. Polls no longer than twice the
- * mean launch length of @est (a longer kernel, a time-sliced GPU), then
- * waits (ev_sync()) until @giveup: DRY_STUCK if it has not completed by
- * then (wait_stuck_at()). Called without cs->lock.
+ * meanwhile waits for it too. So nap until @wake (at the latest GS_SPIN_US
+ * before the predicted @end), looking at the event between naps, then
+ * poll it. With @yield, DRY_YIELD, the work still running: asked to yield
+ * with no more than the hand-over allowance left; the early hand-over then
+ * gives the token away while our last kernel runs, and the next holder's
+ * kernel is queued when it ends. Polls no longer than twice the mean
+ * launch length of @est (a longer kernel, a time-sliced GPU), then waits
+ * (ev_sync()) until @giveup: DRY_STUCK if it has not completed by then.
+ * Called without cs->lock.
  */
-static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
-		    const struct gs_est *est, uint64_t giveup)
+static int wait_end(struct gs_ctx *cs, CUevent ev, uint64_t end,
+		    uint64_t wake, const struct gs_est *est, uint64_t giveup,
+		    bool yield)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t now = gs_now_ns(), until = end + 2 * est->mean + c->spin_ns;
-	uint64_t wake = end - c->spin_ns, due, from;
 
-	/* A latency client's request due first: be up for its yield. */
-	from = lat_watch(cs->d, now, &due);
-	if (from && from < wake)
-		wake = from;
 	/*
 	 * Toward @wake, look at the event between naps rather than sleep
 	 * blind: @end is predicted from measured lengths, and a kernel that
@@ -649,7 +661,8 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 		if (ev_query(ev) != CUDA_ERROR_NOT_READY)
 			return DRY_SEEN;
 		now = gs_now_ns();
-		if (handover_ns(cs->d) && end <= now + handover_left(cs->d) &&
+		if (yield && handover_ns(cs->d) &&
+		    end <= now + handover_left(cs->d) &&
 		    YIELD_ASKED(dev_flags(cs->d)))
 			return DRY_YIELD;
 		if (now > until)
@@ -657,6 +670,22 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 		sched_yield();
 	}
 	return ev_sync(ev, GS_EV_NAP_MAX_NS, giveup) ? DRY_SEEN : DRY_STUCK;
+}
+
+/*
+ * wait_end() for a launch that waits for room (throttle()), up early for
+ * a latency client's request due before the end (lat_watch()): its yield
+ * is then answered at once.
+ */
+static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
+		    const struct gs_est *est, uint64_t giveup)
+{
+	uint64_t wake = end - gs_config()->spin_ns, due, from;
+
+	from = lat_watch(cs->d, gs_now_ns(), &due);
+	if (from && from < wake)
+		wake = from;
+	return wait_end(cs, ev, end, wake, est, giveup, true);
 }
 
 /*
