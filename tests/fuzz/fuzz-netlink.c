@@ -500,9 +500,19 @@ static void mutate(struct nlw *t, struct gs_msg *m)
 				}
 			}
 			break;
-		case 11:	/* flip bits anywhere */
-			for (i = 0; i < 1 + gs_below(&t->rng, 4); i++)
-				m->b[gs_below(&t->rng, m->len)] ^= 1 << gs_below(&t->rng, 8);
+		case 11:	/* flip bits anywhere but the message's type */
+			{
+				/* A flipped type addresses another family
+				 * (38 ^ 4 = 34): not ours to fuzz, its reply
+				 * not ours to judge. The default case picks
+				 * the type among ours and nlctrl.
+				 */
+				__u16 type = h->nlmsg_type;
+
+				for (i = 0; i < 1 + gs_below(&t->rng, 4); i++)
+					m->b[gs_below(&t->rng, m->len)] ^= 1 << gs_below(&t->rng, 8);
+				h->nlmsg_type = type;
+			}
 			break;
 		case 12:	/* an interesting value in an attribute */
 			if (nr) {
