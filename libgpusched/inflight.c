@@ -559,7 +559,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
  * GPU time allowed unfinished, once the launches are timed: so much that a
  * yield drains within it whatever the kernels' size; while nobody else is
  * attached to the token, a deeper queue (no yield to drain for; it hides
- * the CPU's hiccups). *@floorp: the launches always allowed. Callers hold
+ * the CPU's hiccups). *@floorp: the launches allowed past it (queue_full()). Callers hold
  * cs->lock.
  */
 uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
@@ -612,7 +612,7 @@ uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
  */
 static bool queue_full(struct gs_ctx *cs, uint64_t key)
 {
-	uint64_t n = cs->launches - cs->done, floor, ns;
+	uint64_t n = cs->launches - cs->done, floor, ns, after;
 
 	/* Until a launch is timed, its length may be anything: bound the
 	 * work in flight by count.
@@ -620,9 +620,16 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
 	if (!cs->est.mean)
 		return n >= GS_QUEUE_UNMEASURED;
 	ns = queue_bound(cs, &floor);
-	if (n < floor)
+	after = queued_ns(cs) + launch_ns(cs, key);
+	/*
+	 * The floor queues a launch behind one longer than the bound, so
+	 * that the GPU has the next when it ends; not where the two would
+	 * outlast half the grace time: a yield would wait for both and be
+	 * revoked, and the next holder's work time-sliced with ours.
+	 */
+	if (!n || (n < floor && after <= grace_ns(cs->d) / 2))
 		return false;
-	return n >= gs_config()->queue || queued_ns(cs) + launch_ns(cs, key) > ns;
+	return n >= gs_config()->queue || after > ns;
 }
 
 /*
@@ -871,6 +878,7 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->ev_stream[slot] = stream;
 	cs->nr++;
 	cs->last_mark = cs->launches;
+	cs->mark_cum = cs->cum_ns;
 	return true;
 }
 
@@ -1092,13 +1100,18 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		    frame_known(fr, cs->ev[last], called))
 			framed = key;
 		/* Untimed launches get an event now and then, so that
-		 * what is in flight is known (the queue bound, a drain);
-		 * every one beside a latency-class client, whose wait our
-		 * queue is, bounded kernel by kernel; and every one of a
-		 * latency-class client, whose next launch asks whether it
-		 * found our work done (ctx_dry_locked()).
+		 * what is in flight is known (the queue bound, a drain):
+		 * after a few launches, or half the shared queue bound of
+		 * work, whichever comes first (the throttle waits for
+		 * events: with kernels of milliseconds, a few would
+		 * outlast a yield's grace time); every one beside a
+		 * latency-class client, whose wait our queue is, bounded
+		 * kernel by kernel; and every one of a latency-class
+		 * client, whose next launch asks whether it found our work
+		 * done (ctx_dry_locked()).
 		 */
 		if ((framed || cs->launches - cs->last_mark >= time_every(sharing) / 2 ||
+		     cs->cum_ns - cs->mark_cum >= gs_config()->queue_ns / 2 ||
 		     sharing == SHARED_LATENCY ||
 		     is_latency(atomic_load(&cs->d->g)) ||
 		     time_this_of(cs, key, k)) &&

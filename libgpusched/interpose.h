@@ -194,6 +194,7 @@ struct gs_ctx {
 	uint64_t done;			/* launches known to have finished */
 	uint64_t head_seq;		/* events popped so far */
 	uint64_t last_mark;		/* launches when the last event was recorded */
+	uint64_t mark_cum;		/* cum_ns then */
 	uint64_t sample_at;		/* the next launch to time (time_this()) */
 	uint64_t rng;			/* varies the interval between them */
 	uint64_t samples;		/* launch lengths measured (klen_sample()) */
