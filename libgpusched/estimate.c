@@ -77,3 +77,13 @@ uint64_t gs_nap_most(uint64_t behind, uint64_t spin, uint64_t min)
 		return 0;
 	return behind / 2 > min ? behind / 2 : min;
 }
+
+unsigned int gs_time_interval(unsigned int every, uint64_t mean,
+			      uint64_t budget, unsigned int most)
+{
+	uint64_t n = mean ? budget / mean : 0;
+
+	if (n <= every)
+		return every;
+	return n < most ? (unsigned int)n : most;
+}

@@ -99,6 +99,16 @@ uint64_t gs_est_near(const struct gs_est *e, uint64_t end) GS_HIDDEN_EST;
 uint64_t gs_nap_most(uint64_t behind, uint64_t spin, uint64_t min) GS_HIDDEN_EST;
 
 /*
+ * How many launches to one timed: @every, or, where that is more, as many
+ * as take @budget of GPU time at @mean (0: not measured yet), so that the
+ * timestamps of a timed launch cost the GPU no more than a fixed part of
+ * its time however short the kernels; never more than @most (a mean
+ * measured too short, a change of sharing, wait no longer for a sample).
+ */
+unsigned int gs_time_interval(unsigned int every, uint64_t mean,
+			      uint64_t budget, unsigned int most) GS_HIDDEN_EST;
+
+/*
  * Naps between looks at an event: each twice the last, from @min up to
  * @max, while the event is not expected; @min from @near on, where it may
  * complete any time. @cur: the last nap (0: none yet).

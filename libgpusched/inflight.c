@@ -923,13 +923,23 @@ static unsigned int time_every(enum gs_sharing sharing)
  * mean): the samples tell little then, and each costs the GPU about 2 us
  * of timestamps. Not before: a deviation of a few samples says nothing,
  * and one sample off (a context's first kernels) would stay in the
- * estimate. Kernels not timed yet are timed anyway (time_this_of()).
+ * estimate. While nobody else is attached, no more often than once in
+ * GS_TIME_ALONE_NS of our GPU time either. Kernels not timed yet are
+ * timed anyway (time_this_of()).
  */
 static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
 {
 	unsigned int every = cs->samples < GS_TIME_EVERY ||
 			     gs_est_unsteady(&cs->est) ? time_every(sharing) :
 							 GS_TIME_EVERY_STEADY;
+
+	/* Alone, by GPU time too: see GS_TIME_ALONE_NS. No more than
+	 * GS_QUEUE launches apart, which is as long as a process that others
+	 * join then goes on the lengths measured alone.
+	 */
+	if (sharing == ALONE)
+		every = gs_time_interval(every, cs->est.mean, GS_TIME_ALONE_NS,
+					 GS_QUEUE);
 
 	cs->rng = cs->rng * 6364136223846793005ull + 1442695040888963407ull;
 	cs->sample_at = cs->launches + every / 2 + (cs->rng >> 32) % every;

@@ -10,7 +10,8 @@
 # to one at a time. The double counts the most kernels the process had
 # queued or running at once from the change on. Without the prediction of
 # the probe's requests (57-lib-latency-period.t tests it), which would
-# bound the queue by the time to the next request instead.
+# bound the queue by the time to the next request instead. Alone, a
+# process times few of its launches.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 secs=4
@@ -50,4 +51,19 @@ busy_and_probe "$kern" "$(us 2000)" GS_DOUBLE_LATE_WAKE_US="$(us 1000)" \
 est=$(value us_per_launch "$T/busy.err")
 check "completions seen late do not lengthen the estimate (${est:-?} us for $kern us kernels, within 1%)" \
 	within "${est:-0}" "$kern" $((kern / 100))
+
+# Alone, launches are timed no more often than once per 20 ms of the
+# process's GPU time (GS_TIME_ALONE_NS: a timed launch's timestamps cost
+# the GPU a few microseconds): with 100 us kernels one in about 200, not
+# the one in 64 of 1 ms kernels. Not scaled in the VM: the ratio is the
+# kernels' length's, whatever the launches cost.
+client "$GS_CLIENT" --seconds 1 --kernel-us 100 >"$T/alone.out" 2>"$T/alone.err"
+n=$(grep 'stats launches=' "$T/alone.err" | value launches -)
+timed=$(grep 'stats launches=' "$T/alone.err" | value timed -)
+est=$(value us_per_launch "$T/alone.err")
+check "alone, some of its launches timed (${timed:-?} of ${n:-?})" [ "${timed:-0}" -ge 2 ]
+check "fewer than one in 128 (${timed:-?} of ${n:-?})" \
+	[ $((${timed:-1000000} * 128)) -lt "${n:-0}" ]
+check "and the estimate is the kernels' length (${est:-?} us for 100 us, within 5%)" \
+	within "${est:-0}" 100 5
 done_testing

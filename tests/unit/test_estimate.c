@@ -172,6 +172,22 @@ static void t_nap_most(void)
 	CHECK(gs_nap_most(0, 0, 10 * US) == 0, "spin time 0: always the usual naps");
 }
 
+static void t_time_interval(void)
+{
+	CHECK(gs_time_interval(64, 20 * US, 20000 * US, 1024) == 1000,
+	      "20 us kernels, 20 ms of GPU time to one timed: one in 1000");
+	CHECK(gs_time_interval(64, 100 * US, 20000 * US, 1024) == 200,
+	      "100 us kernels: one in 200");
+	CHECK(gs_time_interval(64, 1000 * US, 20000 * US, 1024) == 64,
+	      "1 ms kernels: the interval given, which is rarer");
+	CHECK(gs_time_interval(64, 0, 20000 * US, 1024) == 64,
+	      "not measured yet: the interval given");
+	CHECK(gs_time_interval(64, 5 * US, 20000 * US, 1024) == 1024,
+	      "5 us kernels: no more than the most");
+	CHECK(gs_time_interval(16, 1, UINT64_MAX, 1024) == 1024,
+	      "a huge ratio: the most, not wrapped");
+}
+
 static const struct tap_test tests[] = {
 	{ "the first sample is the mean", t_first },
 	{ "the mean follows kernels that get shorter", t_follow },
@@ -183,6 +199,7 @@ static const struct tap_test tests[] = {
 	{ "where a launch may end", t_near },
 	{ "naps toward an event", t_nap },
 	{ "naps with little of our work behind the event", t_nap_most },
+	{ "launches to one timed, by GPU time", t_time_interval },
 };
 
 int main(int argc, char **argv)
