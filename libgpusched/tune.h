@@ -41,7 +41,7 @@
 #define GS_YIELD_POLL_NS 50000ull
 /* The idle thread waits for a grant asked for a request launched beside the holder this long at most: it has other GPUs to watch. */
 #define GS_BESIDE_WAIT_NS 20000000ull
-/* Away from a latency-class client, time about one launch in this many (and record an event after one in half as many, so that what is in flight stays known): each costs the launching thread a driver call or two. */
+/* Away from a latency-class client, time about one launch in this many (and record an event after one in half as many, or after half GS_QUEUE_US of predicted work, so that what is in flight stays known): each costs the launching thread a driver call or two. */
 #define GS_TIME_EVERY 16
 /* ... and while nobody else is attached (no yield is pending, and a program of short kernels alone pays every call in throughput) or the lengths measured are steady (a sample tells little, and costs the GPU about 2 us of timestamps). */
 #define GS_TIME_EVERY_STEADY 64
