@@ -5,9 +5,10 @@
 # /usr/src/gpusched-VERSION, as the gpusched-dkms package does; DKMS adds
 # it, builds and installs it for each installed Debian kernel that has its
 # headers (6.1 and 6.12 on CI), naming each with -k (none of them is the
-# running kernel); the 6.1 module DKMS installed is then the one a VM run
-# loads (tests/vm/run.sh with VM_KO) for a few in-VM tests; and `dkms
-# remove` takes everything away again. Root, like CI.
+# running kernel), and skips a kernel older than 6.1; the 6.1 module DKMS
+# installed is then the one a VM run loads (tests/vm/run.sh with VM_KO)
+# for a few in-VM tests; and `dkms remove` takes everything away again.
+# Root, like CI.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/pkg/tap.sh
@@ -47,6 +48,17 @@ tmp=$(mktemp -d)
 check "make install-dkms puts the source in /usr/src/gpusched-$VERSION" \
 	make -s install-dkms DESTDIR=
 check "dkms add $MOD" dkms add "$MOD"
+
+# A kernel older than 6.1 is not the module's (BUILD_EXCLUSIVE_KERNEL):
+# DKMS skips it with its own status, 77, before looking for its headers,
+# where a build would fail and take the package's installation with it.
+old=5.10.0-30-amd64
+dkms build -k "$old" "$MOD" >"$tmp/old.log" 2>&1
+rc=$?
+check "dkms build -k $old: skipped, status 77 (got $rc)" test "$rc" = 77
+check "... saying that the module is not for that kernel" \
+	grep -q 'BUILD_EXCLUSIVE' "$tmp/old.log"
+diag_file "$tmp/old.log"
 
 for k in $KVERS; do
 	if ! check "dkms build -k $k $MOD" dkms build -k "$k" "$MOD"; then
