@@ -559,8 +559,8 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
  * GPU time allowed unfinished, once the launches are timed: so much that a
  * yield drains within it whatever the kernels' size; while nobody else is
  * attached to the token, a deeper queue (no yield to drain for; it hides
- * the CPU's hiccups). *@floorp: the launches allowed past it (queue_full()). Callers hold
- * cs->lock.
+ * the CPU's hiccups). *@floorp: the launches allowed past it
+ * (queue_full()). Callers hold cs->lock.
  */
 uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
 {
