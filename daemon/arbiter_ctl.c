@@ -188,6 +188,19 @@ static int ctl_send(struct arb_client *c, uint16_t cmd, uint32_t seq,
 	return n < 0 ? -errno : -EIO;
 }
 
+/*
+ * May control connection @c see the pid and command of client @k? As the
+ * module's dump: its own user's (the effective uid at connect()), and
+ * everyone's with CAP_SYS_PTRACE or CAP_NET_ADMIN, as /proc's hidepid=
+ * hides other users' processes.
+ */
+static bool ctl_sees(const struct arb_client *c, const struct arb_client *k)
+{
+	return k->cred.uid == c->cred.uid ||
+	       client_capable(c, CAP_SYS_PTRACE) ||
+	       client_capable(c, CAP_NET_ADMIN);
+}
+
 /* The next client of a listing after (*gpu, *last), or NULL. */
 static struct arb_client *ctl_next_client(const struct ctl_out *o,
 					  uint32_t *gpu, uint64_t *last)
@@ -254,6 +267,10 @@ int ctl_flush(struct arb_client *c)
 			while (nr < CTL_CLIENTS_PER_MSG &&
 			       (k = ctl_next_client(o, &gpu, &last))) {
 				client_snap(k, now, &r);
+				if (!ctl_sees(c, k)) {
+					r.pid = 0;
+					memset(r.comm, 0, sizeof(r.comm));
+				}
 				client_wire(&r, &cw[nr++]);
 			}
 			g2 = gpu;

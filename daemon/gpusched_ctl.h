@@ -45,7 +45,9 @@
  *	Records: struct gpusched_ctl_client, by GPU index, then client id.
  *	Large lists span several messages; a client that attaches or
  *	detaches meanwhile may or may not be listed, every other one is,
- *	once.
+ *	once. @pid and @comm are 0 and empty for another user's client
+ *	(an effective uid at connect() other than the caller's) unless the
+ *	caller is root with CAP_SYS_PTRACE or CAP_NET_ADMIN.
  *
  * GPUSCHED_CTL_SET_GPU (struct gpusched_ctl_set_gpu, admin)
  *	The knobs in @mask of GPU @index, validated together and applied at

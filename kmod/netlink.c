@@ -144,13 +144,38 @@ static int gs_nl_get_gpu_doit(struct sk_buff *skb, struct genl_info *info)
  * sender's namespace is kept in cb->args[GS_DUMP_PIDNS] from the dump's
  * start to its end: one dump, one numbering.
  */
-enum { GS_DUMP_PIDNS = 5 };
+enum { GS_DUMP_WHO = 4, GS_DUMP_PIDNS = 5 };
+
+/*
+ * Whose clients' pid and command a dump shows, as /proc hides processes
+ * (hidepid=) from whoever may not ptrace them: the sender's own (its
+ * effective uid, as a client's uid is its opener's) and, with
+ * CAP_SYS_PTRACE or CAP_NET_ADMIN, everyone's. Kept in
+ * cb->args[GS_DUMP_WHO] from the dump's start, as the namespace is:
+ * GS_DUMP_ALL, else the sender's euid. Checked without an audit record:
+ * an ordinary user's listing is no denied attempt.
+ */
+#define GS_DUMP_ALL	(-1L)
 
 static int gs_nl_dump_start(struct netlink_callback *cb)
 {
+	bool all = ns_capable_noaudit(&init_user_ns, CAP_SYS_PTRACE) ||
+		   ns_capable_noaudit(&init_user_ns, CAP_NET_ADMIN);
+
+	cb->args[GS_DUMP_WHO] = all ? GS_DUMP_ALL :
+				      (long)__kuid_val(current_euid());
 	cb->args[GS_DUMP_PIDNS] =
 		(long)get_pid_ns(task_active_pid_ns(current));
 	return 0;
+}
+
+/* May the sender of dump @cb see who opened the client of @s? */
+static bool gs_dump_sees(struct netlink_callback *cb,
+			 const struct gs_client_snap *s)
+{
+	long who = cb->args[GS_DUMP_WHO];
+
+	return who == GS_DUMP_ALL || (long)__kuid_val(s->uid) == who;
 }
 
 static int gs_nl_dump_done(struct netlink_callback *cb)
@@ -216,7 +241,10 @@ static int gs_nl_set_gpu(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
-/* Ids are given as seen from @pid (a number) and @ns. */
+/*
+ * Ids are given as seen from @pid (a number) and @ns; @pid < 0: the pid and
+ * command are not the reader's to see (gs_dump_sees()), left out.
+ */
 static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
 			 pid_t pid, struct user_namespace *ns, u8 cmd,
 			 u32 portid, u32 seq, int flags)
@@ -229,8 +257,9 @@ static int gs_put_client(struct sk_buff *skb, const struct gs_client_snap *s,
 	if (nla_put_u32(skb, GPUSCHED_A_CLIENT_GPU, s->gpu_index) ||
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_ID, s->id,
 			      GPUSCHED_A_CLIENT_PAD) ||
-	    nla_put_u32(skb, GPUSCHED_A_CLIENT_PID, pid) ||
-	    nla_put_string(skb, GPUSCHED_A_CLIENT_COMM, s->comm) ||
+	    (pid >= 0 &&
+	     (nla_put_u32(skb, GPUSCHED_A_CLIENT_PID, pid) ||
+	      nla_put_string(skb, GPUSCHED_A_CLIENT_COMM, s->comm))) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_UID, from_kuid_munged(ns, s->uid)) ||
 	    nla_put_u32(skb, GPUSCHED_A_CLIENT_GID, from_kgid_munged(ns, s->gid)) ||
 	    nla_put_u64_64bit(skb, GPUSCHED_A_CLIENT_CGROUP_ID, s->cgroup_id,
@@ -326,7 +355,8 @@ static int gs_nl_get_client_dumpit(struct sk_buff *skb,
 				break;
 			/* Not visible from the caller's namespace: not listed. */
 			if (pid_nr_ns(s.pid, ns)) {
-				pid = gs_pid_nr(s.pid, ns);	/* 0 once exited */
+				pid = !gs_dump_sees(cb, &s) ? -1 :
+				      gs_pid_nr(s.pid, ns);	/* 0 once exited */
 				full = gs_put_client(skb, &s, pid, user_ns,
 						     GPUSCHED_CMD_GET_CLIENT,
 						     NETLINK_CB(cb->skb).portid,

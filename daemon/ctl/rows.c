@@ -118,9 +118,18 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 	for (i = 0; i < n; i++) {
 		const struct gs_client_rec *c = &rows[i].c;
 
-		printf("%s{\"gpu\":%u,\"id\":%llu,\"pid\":%u,\"comm\":", i ? "," : "",
-		       c->gpu, (unsigned long long)c->id, c->pid);
-		json_str(c->comm);
+		/* 0 and empty: unknown (exited, or another user's). */
+		printf("%s{\"gpu\":%u,\"id\":%llu,\"pid\":", i ? "," : "",
+		       c->gpu, (unsigned long long)c->id);
+		if (c->pid)
+			printf("%u", c->pid);
+		else
+			printf("null");
+		printf(",\"comm\":");
+		if (c->comm[0])
+			json_str(c->comm);
+		else
+			printf("null");
 		printf(",\"uid\":%u,\"gid\":%u,\"cgroup_id\":%llu,\"weight\":%u,\"class\":\"%s\",\"cap_pct\":%u,\"state\":\"%s\",\"held_ns\":%llu,\"grants\":%llu,\"wait_ns_total\":%llu,\"wait_ns_max\":%llu,\"overruns\":%llu,\"yields\":%llu",
 		       c->uid, c->gid, (unsigned long long)c->cgroup_id, c->weight,
 		       gs_class_name(c->class), c->cap_pct, gs_state_name(c->state),
@@ -152,7 +161,8 @@ void print_rows_json(const struct row *rows, size_t n, double interval)
 
 void print_rows(const struct row *rows, size_t n, size_t max_rows)
 {
-	char user[32], b1[16], cap[16], used[GS_MEM_TEXT_LEN], lim[GS_MEM_TEXT_LEN];
+	char user[32], pid[16], b1[16], cap[16], used[GS_MEM_TEXT_LEN],
+	     lim[GS_MEM_TEXT_LEN];
 	bool ctx = false;
 	size_t i;
 
@@ -170,9 +180,14 @@ void print_rows(const struct row *rows, size_t n, size_t max_rows)
 			snprintf(cap, sizeof(cap), "%u%%", c->cap_pct);
 		else
 			snprintf(cap, sizeof(cap), "-");
-		printf("%-4u %-8u %-6llu %-10.10s %-16s %-8s %6u %4s %-8s ",
-		       c->gpu, c->pid, (unsigned long long)c->id,
-		       user_name(c->uid, user, sizeof(user)), c->comm,
+		if (c->pid)
+			snprintf(pid, sizeof(pid), "%u", c->pid);
+		else
+			snprintf(pid, sizeof(pid), "-");
+		printf("%-4u %-8s %-6llu %-10.10s %-16s %-8s %6u %4s %-8s ",
+		       c->gpu, pid, (unsigned long long)c->id,
+		       user_name(c->uid, user, sizeof(user)),
+		       c->comm[0] ? c->comm : "-",
 		       gs_class_name(c->class), c->weight, cap,
 		       gs_state_name(c->state));
 		if (rows[i].sampled)

@@ -103,16 +103,28 @@ static void check_gpu_attrs(struct nlw *t, const struct nlattr **tb)
 static void check_client_attrs(struct nlw *t, const struct nlattr **tb, int cmd)
 {
 	const struct nlattr *a;
+	bool shown;
 
-	if (!tb[GPUSCHED_A_CLIENT_ID] || !tb[GPUSCHED_A_CLIENT_PID] ||
-	    !tb[GPUSCHED_A_CLIENT_COMM] || !tb[GPUSCHED_A_CLIENT_WEIGHT]) {
-		gs_fail(t->w, "client message (cmd %d) lacks ID, PID, COMM or WEIGHT", cmd);
+	if (!tb[GPUSCHED_A_CLIENT_ID] || !tb[GPUSCHED_A_CLIENT_UID] ||
+	    !tb[GPUSCHED_A_CLIENT_WEIGHT]) {
+		gs_fail(t->w, "client message (cmd %d) lacks ID, UID or WEIGHT", cmd);
 		return;
 	}
 	remember_id(t, gs_nla_u64(tb[GPUSCHED_A_CLIENT_ID]));
+	/* Pid and command: root's for all, nobody's for its own (F6). */
+	shown = t->priv || gs_nla_u32(tb[GPUSCHED_A_CLIENT_UID]) == geteuid();
+	if (shown != !!tb[GPUSCHED_A_CLIENT_PID] ||
+	    shown != !!tb[GPUSCHED_A_CLIENT_COMM]) {
+		gs_fail(t->w, "client message (cmd %d) of uid %u to %s: PID %s, COMM %s",
+			cmd, gs_nla_u32(tb[GPUSCHED_A_CLIENT_UID]),
+			t->priv ? "root" : "nobody",
+			tb[GPUSCHED_A_CLIENT_PID] ? "given" : "left out",
+			tb[GPUSCHED_A_CLIENT_COMM] ? "given" : "left out");
+		return;
+	}
 	a = tb[GPUSCHED_A_CLIENT_COMM];
-	if (a->nla_len - NLA_HDRLEN > 16 ||
-	    ((const char *)gs_nla_data(a))[a->nla_len - NLA_HDRLEN - 1])
+	if (a && (a->nla_len - NLA_HDRLEN > 16 ||
+		  ((const char *)gs_nla_data(a))[a->nla_len - NLA_HDRLEN - 1]))
 		gs_fail(t->w, "COMM of %d bytes, or not terminated",
 			a->nla_len - NLA_HDRLEN);
 	if (gs_nla_u32(tb[GPUSCHED_A_CLIENT_WEIGHT]) < GPUSCHED_WEIGHT_MIN ||
@@ -125,7 +137,7 @@ static void check_client_attrs(struct nlw *t, const struct nlattr **tb, int cmd)
 	     (gs_nla_u32(tb[GPUSCHED_A_CLIENT_STATE]) < GPUSCHED_STATE_IDLE ||
 	      gs_nla_u32(tb[GPUSCHED_A_CLIENT_STATE]) > GPUSCHED_STATE_HOLDING)))
 		gs_fail(t->w, "client message (cmd %d) with a value out of range", cmd);
-	if (!gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]))
+	if (shown && !gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]))
 		gs_fail(t->w, "client message (cmd %d) with pid 0", cmd);
 }
 

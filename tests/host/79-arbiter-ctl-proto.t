@@ -176,6 +176,59 @@ check "nobody: SET_GPU, SET_CLIENT, SUBSCRIBE are EPERM; GET_GPUS works" sh -c "
 	grep -q '^SET_GPU EPERM$' '$T/perm.out' && grep -q '^SET_CLIENT EPERM$' '$T/perm.out' &&
 	grep -q '^SUBSCRIBE EPERM$' '$T/perm.out' && grep -q '^GET_GPUS 0$' '$T/perm.out'"
 
+# Whose pid and command a listing shows: root's client and nobody's on
+# one GPU, listed by nobody, by root, and by root without CAP_NET_ADMIN
+# and CAP_SYS_PTRACE (security.md, F6). One process holds both clients
+# (the arbiter takes the uid from connect()): the listings tell them apart
+# by uid, each shown with its pid or 0.
+cat >"$T/who.py" <<'PY'
+import ctypes, os, sys
+sys.path.insert(0, sys.argv[2])
+from ctl import *
+path, me = sys.argv[1], os.getpid()
+held = []
+for euid in (None, 65534):
+    s = conn(path, euid)
+    assert attach_on(s, b"who-sees-gpu-001") == 0
+    held.append(s)
+
+def listing(who, euid=None):
+    c = conn(path, euid)
+    c.send(msg(GET_CLIENTS))
+    for h, recs in reply(c):
+        for rec in recs:
+            f = CLIENT.unpack(rec)
+            pid, comm, uid = f[2], f[3].rstrip(b"\0").decode(), f[4]
+            if uid in (0, 65534):
+                print(who, "uid", uid, "pid", "mine" if pid == me else pid,
+                      "comm", comm or "-")
+    c.close()
+
+listing("nobody", 65534)
+listing("root")
+# Root without capabilities: capset(2) with none effective; the arbiter
+# reads them when it accepts the connection.
+hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.capget(hdr, data) or libc.capset(hdr, (ctypes.c_uint32 * 6)(
+        0, data[1], 0, 0, data[4], 0)):
+    print("capset failed", ctypes.get_errno())
+listing("nocap")
+PY
+python3 "$T/who.py" "$GPUSCHED_ARBITER" "$T" >"$T/who.out" 2>&1
+diag "$T/who.out"
+check "nobody sees its own client's pid and command" \
+	grep -q '^nobody uid 65534 pid mine comm python3$' "$T/who.out"
+check "nobody sees root's client without them" \
+	grep -q '^nobody uid 0 pid 0 comm -$' "$T/who.out"
+check "root sees nobody's client's pid" \
+	grep -q '^root uid 65534 pid mine comm python3$' "$T/who.out"
+check "root sees its own" grep -q '^root uid 0 pid mine comm python3$' "$T/who.out"
+check "root without the capabilities sees its own client's pid" \
+	grep -q '^nocap uid 0 pid mine comm python3$' "$T/who.out"
+check "but not nobody's" grep -q '^nocap uid 65534 pid 0 comm -$' "$T/who.out"
+
 # 1,500 clients on one GPU (12 messages: more than the 10 a Unix socket
 # queues by default), read slowly: complete, each once, in order.
 n=1500

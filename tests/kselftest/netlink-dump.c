@@ -8,6 +8,9 @@
  *
  * A client's GPU time, as it reported it, is listed with it.
  *
+ * Another user's clients are listed without their pid and command, unless
+ * the reader has CAP_SYS_PTRACE or CAP_NET_ADMIN (security.md, F6).
+ *
  * Raw generic netlink (tests/fuzz/fuzz-nl.h), so that it links statically.
  */
 #include "gs_test.h"
@@ -164,6 +167,99 @@ TEST_F(dump, gpu_time_listed)
 	ASSERT_EQ(1, t.found);
 	EXPECT_EQ(50 * MS, t.gpu_ns);
 	EXPECT_EQ(50 * MS, t.held_ns);
+}
+
+/* Who opened the clients of uids 0 and GS_NOBODY, as a dump shows them. */
+struct owners {
+	int listed[2];		/* clients of uid 0, of GS_NOBODY */
+	int with_pid[2];	/* of those, listed with a PID */
+	int with_comm[2];	/* and with a COMM */
+	__u32 pid[2];		/* the last PID listed */
+};
+
+static int client_owner(const struct nlattr *const *tb, unsigned int datagram,
+			void *arg)
+{
+	struct owners *o = arg;
+	__u32 uid;
+	int i;
+
+	if (!tb[GPUSCHED_A_CLIENT_UID])
+		return -EBADMSG;
+	uid = gs_nla_u32(tb[GPUSCHED_A_CLIENT_UID]);
+	if (uid != 0 && uid != GS_NOBODY)
+		return 0;
+	i = uid == GS_NOBODY;
+	o->listed[i]++;
+	if (tb[GPUSCHED_A_CLIENT_PID]) {
+		o->with_pid[i]++;
+		o->pid[i] = gs_nla_u32(tb[GPUSCHED_A_CLIENT_PID]);
+	}
+	if (tb[GPUSCHED_A_CLIENT_COMM])
+		o->with_comm[i]++;
+	return 0;
+}
+
+/*
+ * Root's client and nobody's on one GPU. Nobody's dump lists both, its own
+ * with its pid and command, root's without them; root's shows both.
+ */
+TEST_F(dump, other_users_pid_and_comm_hidden)
+{
+	struct gpusched_client_info ci;
+	struct owners o = {};
+	int ready[2], done[2];
+	pid_t child;
+	char c;
+
+	self->fds[0] = gs_open_attached(GS_GPU_NL_DUMP);
+	ASSERT_LE(0, self->fds[0]);
+	ASSERT_EQ(0, gs_info(self->fds[0], &ci));
+	self->gpu = ci.gpu_index;
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	child = gs_fork_nobody(false);
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		int fd = gs_open_attached(GS_GPU_NL_DUMP), nl = gs_nl_open();
+		int code = 0;
+
+		close(ready[0]);
+		close(done[1]);
+		if (fd < 0 || nl < 0 ||
+		    gs_nl_client_dump(nl, self->family, self->gpu, 5000,
+				      client_owner, &o) < 0)
+			_exit(10);
+		ksft_print_msg("nobody lists root's %d client(s), %d with a pid, %d with a command; its own %d, %d, %d (pid %u, its %d)\n",
+			       o.listed[0], o.with_pid[0], o.with_comm[0],
+			       o.listed[1], o.with_pid[1], o.with_comm[1],
+			       o.pid[1], (int)getpid());
+		if (o.listed[0] != 1 || o.listed[1] != 1)
+			code = 11;
+		else if (o.with_pid[0] || o.with_comm[0])
+			code = 12;
+		else if (o.with_pid[1] != 1 || o.with_comm[1] != 1 ||
+			 o.pid[1] != (__u32)getpid())
+			code = 13;
+		/* Attached until root has listed it too. */
+		if (write(ready[1], "r", 1) != 1 || read(done[0], &c, 1) < 0)
+			code = 14;
+		_exit(code);
+	}
+	close(ready[1]);
+	close(done[0]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_LE(0, gs_nl_client_dump(self->nl, self->family, self->gpu, 5000,
+				       client_owner, &o));
+	close(done[1]);
+	close(ready[0]);
+	EXPECT_EQ(0, gs_wait(child));
+	EXPECT_EQ(1, o.listed[0]);
+	EXPECT_EQ(1, o.with_pid[0]);
+	EXPECT_EQ(1, o.with_comm[0]);
+	EXPECT_EQ(1, o.listed[1]);
+	EXPECT_EQ(1, o.with_pid[1]);
+	EXPECT_EQ((__u32)child, o.pid[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Permissions of the family: an unprivileged user's set requests get
- * EPERM and change nothing, its reads work, and it may not join the
- * events group; gpuschedctl tells such a user what to do about it.
+ * EPERM and change nothing, its reads work (without the pid and command
+ * of another user's client), and it may not join the events group;
+ * gpuschedctl tells such a user what to do about it.
  */
 #include <sys/wait.h>
 #include "nl_test.h"
@@ -79,8 +80,9 @@ TEST_F(perm, unprivileged_reads_work)
 
 		if (nlt_get_clients(&u, gpu, &cs))
 			_exit(1);
+		/* Root's client: listed, without its pid (no PID). */
 		c = nlt_find(&cs, id);
-		if (!c || c->weight != 100 || c->pid != (__u32)getppid())
+		if (!c || c->weight != 100 || c->uid != 0 || c->pid)
 			_exit(2);
 		nlt_init(&m, u.family, GPUSCHED_CMD_GET_GPU, 0);
 		nlt_put_u32(&m, GPUSCHED_A_GPU_INDEX, gpu);

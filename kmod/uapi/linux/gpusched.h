@@ -213,6 +213,10 @@
  *	all grants: see "GPU time"; absent from modules older than
  *	2026-12-03). Large dumps span several messages.
  *
+ *	PID and COMM are left out for clients of another user (an effective
+ *	uid other than the sender's) unless the sender has CAP_SYS_PTRACE or
+ *	CAP_NET_ADMIN, as /proc's hidepid= hides their processes.
+ *
  *	POLICY_SET and POLICY_LOWERED are masks of GPUSCHED_PARAM_* that say
  *	where the client's values came from, so that a policy daemon that
  *	starts again can take back what its predecessor gave:
