@@ -615,10 +615,12 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
 	uint64_t n = cs->launches - cs->done, floor, ns, after;
 
 	/* Until a launch is timed, its length may be anything: bound the
-	 * work in flight by count.
+	 * work in flight by count. Beside others, one launch: a yield waits
+	 * for all of it, and a few long kernels outlast the grace time.
 	 */
 	if (!cs->est.mean)
-		return n >= GS_QUEUE_UNMEASURED;
+		return n >= (dev_sharing(cs->d) == ALONE ?
+			     GS_QUEUE_UNMEASURED : 1);
 	ns = queue_bound(cs, &floor);
 	after = queued_ns(cs) + launch_ns(cs, key);
 	/*

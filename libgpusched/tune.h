@@ -19,7 +19,7 @@
 #define GS_LAT_EARLY_AFTER 8
 /* Launches in flight at most: the driver's push buffer, not the GPU, would otherwise bound them. */
 #define GS_QUEUE 1024
-/* Launches in flight before one is timed on the GPU: their length may be anything. */
+/* Launches in flight alone before one is timed on the GPU (beside others, one): their length may be anything. */
 #define GS_QUEUE_UNMEASURED 4
 /* GPU time in flight while others share the token: a yield drains within it, and a loop launching at Python's pace keeps the GPU busy. */
 #define GS_QUEUE_US 10000
