@@ -18,14 +18,20 @@ l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 kern=30000 slice=5000 grace=50000 long_s=1.5 short_s=1.2
 [ "$GS_TEST_SCALE" = 1 ] ||
 	{ kern=150000 slice=20000 grace=250000 long_s=6 short_s=5; }
-service "$slice" "$grace"
-at=$(start_at)
-run_bg long client GS_START_AT="$at" "$GS_CLIENT" --seconds "$long_s" \
-	--kernel-us "$kern"
-run_bg short client GS_START_AT="$((at + $(us 300000) * 1000))" "$GS_CLIENT" \
-	--seconds "$short_s" --kernel-us "$(us 500)"
-check "the long process ran to its end" wait_bg long
-check "its neighbour ran to its end" wait_bg short
+
+# Process $1 (kernels of $2 us, $3 s) first, $4 ($5 us, $6 s) 300 ms
+# later, under the test's slice and grace; both run to their end.
+pair() {
+	service "$slice" "$grace"
+	at=$(start_at)
+	run_bg "$1" client GS_START_AT="$at" "$GS_CLIENT" --seconds "$3" \
+		--kernel-us "$2"
+	run_bg "$4" client GS_START_AT="$((at + $(us 300000) * 1000))" \
+		"$GS_CLIENT" --seconds "$6" --kernel-us "$5"
+	check "$1 ran to its end" wait_bg "$1"
+	check "$4 ran to its end" wait_bg "$4"
+}
+pair long "$kern" "$long_s" short "$(us 500)" "$short_s"
 
 # The long process's yields, from its stats (stderr in $T/$1.err).
 judge() {
@@ -47,14 +53,7 @@ show long short
 
 # Beside the neighbour from its first launch: were its first kernels
 # queued by count as when alone, the first yield would wait for several.
-service "$slice" "$grace"
-at=$(start_at)
-run_bg short2 client GS_START_AT="$at" "$GS_CLIENT" --seconds "$short_s" \
-	--kernel-us "$(us 500)"
-run_bg late client GS_START_AT="$((at + $(us 300000) * 1000))" "$GS_CLIENT" \
-	--seconds "$long_s" --kernel-us "$kern"
-check "late: the long process ran to its end" wait_bg late
-check "late: its neighbour ran to its end" wait_bg short2
+pair short2 "$(us 500)" "$short_s" late "$kern" "$long_s"
 judge late
 show late short2
 done_testing
