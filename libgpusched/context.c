@@ -128,6 +128,7 @@ struct gs_dev *dev_by_ordinal(CUdevice dev)
 /* Timing events made for a context before its record is chosen. */
 struct ctx_events {
 	CUevent t[GS_RING], n[GS_RING];
+	CUevent a;	/* the spare for the anchor (struct gs_ctx); NULL: none */
 	unsigned int nr;
 };
 
@@ -144,6 +145,7 @@ static void ctx_events_make(struct ctx_events *e)
 	bool relaxed;
 
 	e->nr = 0;
+	e->a = NULL;
 	if (!real.cuEventCreate || !real.cuEventSynchronize)
 		return;
 	/* The first launch of a context may come beside another thread's
@@ -158,6 +160,8 @@ static void ctx_events_make(struct ctx_events *e)
 			e->n[i] = e->t[i];
 		e->nr++;
 	}
+	if (e->nr && real.cuEventCreate(&e->a, 0) != CUDA_SUCCESS)
+		e->a = NULL;
 	gs_unrelax(relaxed, mode);
 }
 
@@ -182,6 +186,7 @@ static void ctx_set(struct gs_ctx *cs, CUcontext ctx, CUdevice dev,
 		cs->ev_n[i] = e->n[i];
 	}
 	cs->nr_events = e->nr;
+	cs->anchor_ev = e->a;
 	pthread_mutex_unlock(&cs->lock);
 	atomic_store(&cs->dead, false);
 }

@@ -125,6 +125,7 @@ void ctx_empty_locked(struct gs_ctx *cs)
 {
 	cs->done = cs->launches;
 	cs->done_cum = cs->cum_ns;
+	cs->anchor_ok = false;
 	cs->head_seq += cs->nr;
 	cs->nr = 0;
 	cs->prev_ok = false;
@@ -316,10 +317,15 @@ static uint64_t work_after(struct gs_ctx *cs, unsigned int slot)
 	return cs->cum_ns - cs->ev_cum[slot];
 }
 
-/* Does the event recorded in @slot take timestamps? Caller holds cs->lock. */
+/*
+ * Does the event recorded in @slot take timestamps? Popped, it may be the
+ * anchor, its handle out of the ring (ctx_span_locked()). Caller holds
+ * cs->lock.
+ */
 static bool ev_timed(const struct gs_ctx *cs, unsigned int slot)
 {
-	return cs->ev[slot] == cs->ev_t[slot];
+	return cs->ev[slot] == cs->ev_t[slot] ||
+	       (cs->anchor_ok && cs->ev[slot] == cs->anchor_ev);
 }
 
 /*
@@ -404,23 +410,78 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	STAT_INC(timed);
 }
 
+/*
+ * The event in @slot, which takes timestamps, completed: check our GPU time
+ * reported since the last such event (the anchor) against the GPU's clock.
+ * What report_gpu() reports is the GPU-timed lengths of what was launched,
+ * and a kernel's length is timed on its own stream: kernels of ours on
+ * several streams at once each take longer than alone, and the sum of
+ * their lengths counts the time they shared more than once. The GPU time
+ * of a context is when any of its work runs, which is no longer than the
+ * clock's span between the two events: what was reported beyond it is
+ * taken back from the report not yet sent (gs_unreport_gpu()). Work that
+ * ran back to back and alone spans its lengths and more (gaps, other
+ * contexts' turns), and keeps them. An event that completed before the
+ * anchor (another stream's) waits for a later one. The event then becomes
+ * the anchor: its handle leaves the ring, which takes the old anchor's
+ * in its place, so that the ring's later events never record over it.
+ * Caller holds cs->lock.
+ */
+static void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
+{
+	uint64_t ns = cs->ev_cum[slot] - cs->anchor_cum, span;
+	CUstreamCaptureMode mode;
+	struct gpusched *g;
+	CUevent spare;
+	bool relaxed;
+	CUresult r;
+	float ms;
+
+	if (!cs->anchor_ev || cs->ev[slot] != cs->ev_t[slot])
+		return;
+	if (cs->anchor_ok && real.cuEventElapsedTime) {
+		/* Relaxed as the queries are (gs_relax()). */
+		relaxed = gs_relax(&mode);
+		r = real.cuEventElapsedTime(&ms, cs->anchor_ev, cs->ev[slot]);
+		gs_unrelax(relaxed, mode);
+		if (r == CUDA_SUCCESS && ms <= 0)
+			return;
+		span = r == CUDA_SUCCESS ? gs_elapsed_ns(ms) : ns;
+		if (span < ns) {
+			atomic_fetch_add(&cs->d->launching, 1);
+			g = atomic_load(&cs->d->g);
+			if (g)
+				gs_unreport_gpu(g, ns - span);
+			atomic_fetch_sub(&cs->d->launching, 1);
+		}
+	}
+	spare = cs->anchor_ev;
+	cs->anchor_ev = cs->ev[slot];
+	cs->ev_t[slot] = spare;
+	cs->anchor_cum = cs->ev_cum[slot];
+	cs->anchor_ok = true;
+}
+
 /* The oldest @n events of @cs completed: pop them. Caller holds cs->lock. */
 static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 {
 	unsigned int last = ring_mod(cs, cs->head + n - 1);
 
+	/* What ran, in the GPU-timed lengths of what was launched (one
+	 * launch in a few is timed away from a latency-class client), then
+	 * checked against the GPU's clock.
+	 */
+	if (cs->ev_cum[last] > cs->done_cum)
+		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum);
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int slot = ring_mod(cs, cs->head + i);
 
 		klen_sample(cs, slot);
+		if (ev_timed(cs, slot))
+			ctx_span_locked(cs, slot);
 		cs->prev = slot;
 		cs->prev_ok = true;
 	}
-	/* What ran, in the GPU-timed lengths of what was launched (one
-	 * launch in a few is timed away from a latency-class client).
-	 */
-	if (cs->ev_cum[last] > cs->done_cum)
-		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum);
 	cs->done = cs->ev_mark[last];
 	cs->done_cum = cs->ev_cum[last];
 	cs->head = ring_mod(cs, last + 1);

@@ -87,6 +87,13 @@ bool gs_nudge_supported(const struct gpusched *g) GS_HIDDEN;
 void gs_report_gpu(struct gpusched *g, uint64_t ns) GS_HIDDEN;
 
 /*
+ * Take up to @ns back from what gs_report_gpu() left pending on @g: GPU
+ * time counted twice. What was sent is the service's. Safe from any
+ * thread; never blocks.
+ */
+void gs_unreport_gpu(struct gpusched *g, uint64_t ns) GS_HIDDEN;
+
+/*
  * A consistent copy of the status page (the service's seqcount, retried
  * while it changes): for readers of several fields at once. Readers of
  * one field, e.g. @flags, need not.

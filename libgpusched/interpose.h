@@ -239,6 +239,17 @@ struct gs_ctx {
 	 * launches, and up to cs->done: what is queued is the difference.
 	 */
 	uint64_t cum_ns, done_cum;
+	/*
+	 * The popped event that takes timestamps whose completion is the
+	 * latest seen, and cum_ns when it was recorded: from it the GPU time
+	 * reported is checked against the GPU's clock (ctx_span_locked()),
+	 * while anchor_ok. Its handle is out of the ring, whose slot took the
+	 * previous anchor's (a spare from ctx_set() at first); NULL: none
+	 * made.
+	 */
+	CUevent anchor_ev;
+	uint64_t anchor_cum;
+	bool anchor_ok;
 	struct gs_klen klen[GS_KLEN];
 	/* When our queued work will be done, predicted: from the last event
 	 * seen completing, or a launch into an empty queue, then each launch

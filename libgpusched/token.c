@@ -65,6 +65,18 @@ void gs_report_gpu(struct gpusched *g, uint64_t ns)
 					  memory_order_relaxed);
 }
 
+void gs_unreport_gpu(struct gpusched *g, uint64_t ns)
+{
+	uint64_t was = atomic_load_explicit(&g->gpu_pending_ns,
+					    memory_order_relaxed);
+
+	while (!atomic_compare_exchange_weak_explicit(&g->gpu_pending_ns, &was,
+						      was > ns ? was - ns : 0,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
 /* What to send now, at most what the service takes in one report. */
 static uint64_t gpu_take(struct gpusched *g)
 {

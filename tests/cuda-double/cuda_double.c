@@ -29,6 +29,13 @@
  *    length); the gaps of $GS_DOUBLE_LATE_GAP_US (default 500) or more
  *    between a context's kernels in which it had none queued are counted
  *    (gs_double_late_gaps()): the GPU waited for the process's host;
+ *  - $GS_DOUBLE_SHARED_STREAMS=1: event timestamps as a GPU gives them
+ *    where a context's kernels on different streams share it: an event
+ *    takes the time its own stream's work before it ended (or when it
+ *    was recorded, if later), so that a kernel framed by two events on
+ *    its stream, run after another stream's, spans both, as kernels that
+ *    divide the SMs between them each take longer than alone. Work still
+ *    runs one item at a time, and completes (queries, waits) in order;
  *  - $GS_DOUBLE_LATE_WAKE_US (default 0): the worker that runs a
  *    context's kernels marks each done that long after its modelled end,
  *    as one woken late on a loaded host does: the host sees completions
@@ -106,6 +113,7 @@ struct item {
 	uint64_t us;		/* 0: a copy or a marker */
 	uint64_t wall_us;	/* us, stretched ($GS_DOUBLE_STRETCH_PCT) */
 	uint64_t queued_at;
+	CUstream stream;	/* as launched (special handles as given) */
 	bool kernel;
 };
 
@@ -126,6 +134,7 @@ struct CUctx_st {
 	uint64_t kernels;	/* kernels submitted and not completed */
 	uint64_t queue_end;	/* ns: the modelled end of its queued kernels */
 	uint64_t end_at[END_RING];	/* by seq: when it completed, modelled */
+	CUstream stream_at[END_RING];	/* by seq: the item's stream */
 	bool worker;		/* worker thread started */
 	bool dead;
 	/* Kernels launched in it so far ($GS_DOUBLE_LOAD_US), under lock. */
@@ -149,6 +158,7 @@ struct CUevent_st {
 	CUcontext ctx;
 	uint64_t seq;
 	uint64_t recorded_at;	/* 0: never recorded */
+	CUstream stream;	/* recorded on */
 	bool timing;
 	bool blocking;		/* CU_EVENT_BLOCKING_SYNC */
 	bool done_at_record;	/* nothing of seq pending: completes at once */
@@ -170,6 +180,7 @@ static struct {
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
+	bool shared_streams;		/* $GS_DOUBLE_SHARED_STREAMS */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
 	uint64_t late_wake_ns;		/* $GS_DOUBLE_LATE_WAKE_US */
 	uint64_t load_ns;		/* $GS_DOUBLE_LOAD_US */
@@ -391,18 +402,20 @@ static void *worker(void *arg)
 			done_at = it->queued_at > gpu_free_at ? it->queued_at
 							      : gpu_free_at;
 		c->end_at[it->seq % END_RING] = done_at;
+		c->stream_at[it->seq % END_RING] = it->stream;
 		free(it);
 		pthread_cond_broadcast(&c->cond);
 	}
 	return NULL;
 }
 
-static CUresult enqueue(CUcontext c, uint64_t us, bool kernel)
+static CUresult enqueue(CUcontext c, CUstream s, uint64_t us, bool kernel)
 {
 	struct item *it = calloc(1, sizeof(*it));
 
 	if (!it)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	it->stream = s;
 	it->us = us;
 	it->wall_us = us;
 	if (kernel && D.stretch_pct) {
@@ -559,6 +572,8 @@ EXPORT CUresult cuInit(unsigned int flags)
 
 	s = getenv("GS_DOUBLE_STRETCH_PCT");
 	D.stretch_pct = s ? (unsigned int)strtoul(s, NULL, 10) : 0;
+	s = getenv("GS_DOUBLE_SHARED_STREAMS");
+	D.shared_streams = s && !strcmp(s, "1");
 	s = getenv("GS_DOUBLE_LATE_GAP_US");
 	D.late_gap_ns = 1000ull * (s ? strtoull(s, NULL, 10) : 500);
 	s = getenv("GS_DOUBLE_LATE_WAKE_US");
@@ -1130,6 +1145,7 @@ static CUresult event_record(CUevent e, CUstream s)
 		sleep_until_ns(now_ns() + D.record_stall_ns);
 	pthread_mutex_lock(&c->lock);
 	e->seq = c->submitted;
+	e->stream = s;
 	e->recorded_at = now_ns();
 	e->done_at_record = c->completed >= e->seq;
 	pthread_mutex_unlock(&c->lock);
@@ -1178,6 +1194,20 @@ static uint64_t event_time(CUevent e)
 	 * on a GPU it completes when recorded, not in the past.
 	 */
 	end = e->ctx->end_at[e->seq % END_RING];
+	if (D.shared_streams) {
+		/* When its own stream's last work before it ended; none
+		 * that the ring still holds: when it was recorded.
+		 */
+		uint64_t k = e->seq;
+
+		end = 0;
+		for (; k && e->seq - k < END_RING; k--) {
+			if (e->ctx->stream_at[k % END_RING] == e->stream) {
+				end = e->ctx->end_at[k % END_RING];
+				break;
+			}
+		}
+	}
 	return end > e->recorded_at ? end : e->recorded_at;
 }
 
@@ -1249,7 +1279,7 @@ static CUresult launch(CUstream s, uintptr_t us)
 		if (!seen)	/* loaded lazily, in the call */
 			sleep_until_ns(now_ns() + D.load_ns);
 	}
-	r = enqueue(c, us, true);
+	r = enqueue(c, s, us, true);
 	if (r == CUDA_SUCCESS && D.launch_stall_ns &&
 	    atomic_fetch_add(&D.launch_calls, 1) % 2)
 		sleep_until_ns(now_ns() + D.launch_stall_ns);
@@ -1313,7 +1343,7 @@ static CUresult copy(CUstream s)
 
 	if (!c || c->dead)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return enqueue(c, 0, false);
+	return enqueue(c, s, 0, false);
 }
 
 /* ------------------------------------------------------------------ */

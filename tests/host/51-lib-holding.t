@@ -100,4 +100,29 @@ echo "# launch calls held after submitting: $n launches timed, $e us measured of
 check "host away after submitting: the length measured is the kernel's (${e:-none} us, of $k)" \
 	above "${e:-0}" $((k * 9 / 10))
 
+# Kernels of ours on two streams at once, where the double stamps events
+# as a GPU does for kernels that share it (GS_DOUBLE_SHARED_STREAMS): two
+# threads, a stream each, launch together on every tick and wait for
+# their kernel, so the kernel queued second is timed on its own stream
+# from the tick, across the first one's run too: twice its length. Summed,
+# those lengths would report half as much again as the time the GPU had
+# work of ours, more than the run's wall time; the report is held to the
+# GPU clock's span between the events that take timestamps. What follows
+# the last of those is reported as measured: run long enough for that to
+# be a small part (at either scale, some 1,600 launches).
+s=0.5
+[ "$GS_TEST_SCALE" = 1 ] || s=5
+GS_DOUBLE_SHARED_STREAMS=1 client "$GS_CLIENT" --seconds "$s" \
+	--kernel-us "$(us 300)" --period-us "$(us 600)" --threads 2 \
+	>"$T/streams.out" 2>"$T/streams.err"
+w=$(value wall_us "$T/streams.out")
+r=$(value reported_us "$T/streams.err")
+e=$(value us_per_launch "$T/streams.err")
+echo "# two streams: $e us measured per $(us 300) us kernel, $r us reported in $w us"
+check "two streams: kernels timed across both streams' work (${e:-none} us of $(us 300))" \
+	above "${e:-0}" $(( $(us 300) * 5 / 4 ))
+check "two streams: GPU time reported (${r:-none} us)" [ "${r:-0}" -gt 0 ]
+check "two streams: about the run's time, not half as much again (${r:-?} us in ${w:-?} us, at most a quarter above)" \
+	[ "${r:-999999999}" -le $(( ${w:-0} * 5 / 4 )) ]
+
 done_testing
