@@ -207,14 +207,11 @@ static int gate_slow(struct gs_dev *d)
 	 * queue is longer than the service lets us keep beside such a
 	 * client (kernels longer than that, one at a time): the driver's
 	 * time slice then serves it sooner, and a drain would only idle the
-	 * GPU between our kernels. A nudge is that client's request as a
-	 * yield is (lat_note()): its beat lets our queue grow between its
-	 * requests and run dry when the next is due.
+	 * GPU between our kernels.
 	 */
 	if (HELD_ONLY(fl) && nudged(d, g)) {
 		uint64_t at = page_nudge(g);
 
-		lat_note(d, at, gs_now_ns());
 		if (dev_queued_ns(d) <= latency_queue_ns(d)) {
 			drain_locked(d, false);
 			at = page_nudge(g);

@@ -283,7 +283,7 @@ struct gs_dev {
 	 */
 	uint64_t seen_launches, seen_at, active_at, dry_at;
 	/*
-	 * A periodic latency-class client (lat_note(), under lock). The
+	 * A periodic latency-class client (lat_observe(), under lock). The
 	 * prediction is read without the lock (queue_bound()):
 	 * the next request is expected from lat_next on (0: none), off the
 	 * beat after lat_tol, given up for after lat_due().
@@ -475,7 +475,6 @@ GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t ke
 		      const struct gs_frame *fr, uint64_t called);
 
 /* neighbour.c */
-GS_HIDDEN void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen);
 GS_HIDDEN void lat_observe(struct gs_dev *d, const struct gpusched *g, uint32_t fl, uint64_t now);
 GS_HIDDEN uint64_t lat_due(const struct gs_dev *d, uint64_t next);
 GS_HIDDEN uint64_t handover_left(struct gs_dev *d);

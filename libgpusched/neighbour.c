@@ -10,25 +10,29 @@
 #include "interpose.h"
 
 /*
- * A request of @d's latency-class client, made at @at and seen at @seen:
- * predict the next once requests come at a steady period (a probe, an
- * inference server's ticks). Requests of other waiters (the end of our
- * slice) come at other times and break the period, which then is not used
- * until it holds again. queue_bound() then lets our queue grow while the
- * next request is far off and run dry when it is due, so that the latency
- * client neither waits for a deep queue nor keeps ours shallow all the
- * time. Called with d->lock held.
+ * Holder of @d's token asked to yield (@fl) while a latency-class client
+ * is attached: note when, and predict the next request once requests come
+ * at a steady period (a probe, an inference server's ticks). Requests of
+ * other waiters (the end of our slice) come at other times and break the
+ * period, which then is not used until it holds again. queue_bound() then
+ * lets our queue grow while the next request is far off and run dry when
+ * it is due, so that the latency client neither waits for a deep queue
+ * nor keeps ours shallow all the time. Called with d->lock held.
  */
-void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen)
+void lat_observe(struct gs_dev *d, const struct gpusched *g,
+			uint32_t fl, uint64_t now)
 {
-	uint64_t now = seen, next, was, tol, last;
+	uint64_t at, next, was, tol, seen, last;
 
-	if (!gs_config()->latency_predict || dev_sharing(d) != SHARED_LATENCY)
+	if (!gs_config()->latency_predict || !YIELD_ASKED(fl) ||
+	    dev_sharing(d) != SHARED_LATENCY)
 		return;
-	/* When it was made, where the service says; else when we saw it.
+	/* When we were asked; older services do not say: when we saw it.
 	 * Seen late, the request would look due later than it is, and our
 	 * queue, ending then, would make the next one wait as long again.
 	 */
+	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
+	seen = now;
 	if (at && at < now)
 		now = at;
 	was = atomic_load(&d->lat_next);
@@ -39,30 +43,15 @@ void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen)
 	 * a period (queue_bound() goes by it).
 	 */
 	if (was && d->lat.last == now && gs_period_off(now, was, tol))
-		gs_debug("%s: latency-class request %+lld us from the predicted time (seen %lld us after it, %s, %lld us after the last)",
+		gs_debug("%s: latency-class request %+lld us from the predicted time (seen %lld us after it, yield_ns %s, %lld us after the last)",
 			 d->name, ((long long)now - (long long)was) / 1000,
 			 ((long long)seen - (long long)now) / 1000,
-			 at ? "stamped" : "unstamped",
-			 ((long long)now - (long long)last) / 1000);
+			 at ? "set" : "0", ((long long)now - (long long)last) / 1000);
 	atomic_store(&d->lat_tol, gs_period_tol(d->lat.period));
 	atomic_store(&d->lat_next, next);
 	if (next && d->lat.count == GS_PERIOD_CONFIRM && d->lat.last == now)
 		gs_debug("%s: latency-class requests every %llu us",
 			 d->name, (unsigned long long)(d->lat.period / 1000));
-}
-
-/*
- * Holder of @d's token asked to yield (@fl) while a latency-class client
- * is attached: a request of that client (lat_note()), made when the
- * service asked (yield_ns; older services do not say). Called with
- * d->lock held.
- */
-void lat_observe(struct gs_dev *d, const struct gpusched *g,
-		 uint32_t fl, uint64_t now)
-{
-	if (YIELD_ASKED(fl))
-		lat_note(d, __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED),
-			 now);
 }
 
 /*

@@ -16,8 +16,7 @@ service "$(us 10000)" 1000000
 # The most kernels the busy process has queued or running is counted by
 # the double from a second in until four fifths of the rest (at the very
 # end the probe is gone and nothing bounds the queue).
-run_probe() {	# run_probe PREDICT [BESIDE]
-	BP_PROBE="GPUSCHED_TUNE=$GPUSCHED_TUNE,beside=${2:-0}" \
+run_probe() {	# run_probe PREDICT
 	BP_BUSY="--then-kernel-us $kern --then-at 1" \
 		busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=log,stats \
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,latency_predict=$1"
@@ -25,9 +24,7 @@ run_probe() {	# run_probe PREDICT [BESIDE]
 	qmax=$(value then_queued_max "$T/busy.out")
 	nl=$(value launches "$T/busy.out")
 	p=$(value latency_period_us "$T/busy.err")
-	nudged=$(value nudged "$T/busy.err")
-	yields=$(value yields "$T/busy.err")
-	echo "# latency_predict=$1 beside=${2:-0}: busy share $(value share "$T/busy.out"), at most ${qmax:-?} kernels queued, $waits throttle waits in $nl launches, period ${p:-not learnt}, ${yields:-?} yields, queue run out for ${nudged:-?} nudges; probe $(probe_figures)"
+	echo "# latency_predict=$1: busy share $(value share "$T/busy.out"), at most ${qmax:-?} kernels queued, $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(probe_figures)"
 }
 
 run_probe 1
@@ -60,22 +57,6 @@ if [ "$GS_TEST_SCALE" = 1 ]; then
 else
 	skip "the latency bound without the prediction: host only (launches cost ~1 ms in a VM)"
 	skip "a deeper queue: host only (launches cost ~1 ms in a VM)"
-fi
-
-# A probe that launches beside the holder and nudges it (beside=1), never
-# asking for the token: the holder learns the period from the nudges'
-# times (nudge_ns on its page) as from the yields', and its queue deepens
-# between them the same way.
-run_probe 1 1
-check "beside=1: the holder let its queue run out for the probe's nudges (${nudged:-0} times)" \
-	[ "${nudged:-0}" -gt 0 ]
-check "beside=1: the period was learnt from the nudges (${p:-no} us of $period)" \
-	within "${p:-0}" "$period" $((period / 10))
-if [ "$GS_TEST_SCALE" = 1 ]; then
-	check "beside=1: the queue deepens between nudges (at most $qmax kernels; $lq without the prediction)" \
-		[ "${qmax:-0}" -gt "$lq" ]
-else
-	skip "a deeper queue between nudges: host only (launches cost ~1 ms in a VM)"
 fi
 
 # The latency class from outside (the daemon's rules; here gpuschedctl),
