@@ -53,17 +53,20 @@ void dev_unstamp(struct gs_dev *d)
 
 /*
  * @ns of our work ran on @d's GPU: tell the token service, which charges
- * what the GPU did where it is more than the time we held the token. Under
+ * what the GPU did where it is more than the time we held the token; with
+ * @back, @ns reported before was counted twice (ctx_span_locked()). Under
  * the launching count, as dev_flags() reads the page, since
  * retire_locked() waits for that count before it closes the client.
  */
-static void report_gpu(struct gs_dev *d, uint64_t ns)
+static void report_gpu(struct gs_dev *d, uint64_t ns, bool back)
 {
 	struct gpusched *g;
 
 	atomic_fetch_add(&d->launching, 1);
 	g = atomic_load(&d->g);
-	if (g)
+	if (g && back)
+		gs_unreport_gpu(g, ns);
+	else if (g)
 		gs_report_gpu(g, ns);
 	atomic_fetch_sub(&d->launching, 1);
 }
@@ -220,7 +223,7 @@ done:
 		ctx_pop_locked(cs, cs->nr);	/* all done: frames too */
 	/* and the launches after the last event */
 	if (r == CUDA_SUCCESS && cs->cum_ns > cs->done_cum)
-		report_gpu(cs->d, cs->cum_ns - cs->done_cum);
+		report_gpu(cs->d, cs->cum_ns - cs->done_cum, false);
 	ctx_empty_locked(cs);	/* the queue ran dry */
 	pthread_mutex_unlock(&cs->lock);
 }
@@ -379,28 +382,37 @@ static bool ev_sync(CUevent ev, uint64_t most, uint64_t until)
 }
 
 /*
+ * cuEventElapsedTime() from @from to @to into *@ms, in relaxed mode as the
+ * queries are (gs_relax()): it reads two events.
+ */
+static CUresult ev_elapsed(CUevent from, CUevent to, float *ms)
+{
+	CUstreamCaptureMode mode;
+	bool relaxed;
+	CUresult r;
+
+	if (!real.cuEventElapsedTime)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	relaxed = gs_relax(&mode);
+	r = real.cuEventElapsedTime(ms, from, to);
+	gs_unrelax(relaxed, mode);
+	return r;
+}
+
+/*
  * Event @slot completed, the one before it too (cs->prev): if the two frame
  * one kernel (ev_key), the GPU time between them is a sample of that
  * kernel's. Caller holds cs->lock.
  */
 static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 {
-	CUstreamCaptureMode mode;
-	bool relaxed;
 	uint64_t ns;
-	CUresult r;
 	float ms;
 
 	if (!cs->ev_key[slot] || !cs->prev_ok ||
 	    !ev_timed(cs, cs->prev) || !ev_timed(cs, slot) ||
 	    cs->ev_mark[cs->prev] + 1 != cs->ev_mark[slot] ||
-	    !real.cuEventElapsedTime)
-		return;
-	/* Relaxed as the queries are (gs_relax()): it reads two events. */
-	relaxed = gs_relax(&mode);
-	r = real.cuEventElapsedTime(&ms, cs->ev[cs->prev], cs->ev[slot]);
-	gs_unrelax(relaxed, mode);
-	if (r != CUDA_SUCCESS)
+	    ev_elapsed(cs->ev[cs->prev], cs->ev[slot], &ms) != CUDA_SUCCESS)
 		return;
 	ns = gs_elapsed_ns(ms);
 	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
@@ -430,30 +442,19 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 static void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
 {
 	uint64_t ns = cs->ev_cum[slot] - cs->anchor_cum, span;
-	CUstreamCaptureMode mode;
-	struct gpusched *g;
 	CUevent spare;
-	bool relaxed;
 	CUresult r;
 	float ms;
 
 	if (!cs->anchor_ev || cs->ev[slot] != cs->ev_t[slot])
 		return;
-	if (cs->anchor_ok && real.cuEventElapsedTime) {
-		/* Relaxed as the queries are (gs_relax()). */
-		relaxed = gs_relax(&mode);
-		r = real.cuEventElapsedTime(&ms, cs->anchor_ev, cs->ev[slot]);
-		gs_unrelax(relaxed, mode);
+	if (cs->anchor_ok) {
+		r = ev_elapsed(cs->anchor_ev, cs->ev[slot], &ms);
 		if (r == CUDA_SUCCESS && ms <= 0)
 			return;
 		span = r == CUDA_SUCCESS ? gs_elapsed_ns(ms) : ns;
-		if (span < ns) {
-			atomic_fetch_add(&cs->d->launching, 1);
-			g = atomic_load(&cs->d->g);
-			if (g)
-				gs_unreport_gpu(g, ns - span);
-			atomic_fetch_sub(&cs->d->launching, 1);
-		}
+		if (span < ns)
+			report_gpu(cs->d, ns - span, true);
 	}
 	spare = cs->anchor_ev;
 	cs->anchor_ev = cs->ev[slot];
@@ -472,7 +473,7 @@ static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 	 * checked against the GPU's clock.
 	 */
 	if (cs->ev_cum[last] > cs->done_cum)
-		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum);
+		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum, false);
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int slot = ring_mod(cs, cs->head + i);
 
