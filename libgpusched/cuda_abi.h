@@ -103,6 +103,9 @@ enum {
 #define CU_STREAM_LEGACY	((CUstream)0x1)
 #define CU_STREAM_PER_THREAD	((CUstream)0x2)
 
+/* cuStreamCreate() flags. */
+#define CU_STREAM_NON_BLOCKING	0x1
+
 /* cuGetProcAddress flags and, for _v2 (CUDA 12+), its symbolStatus. */
 #define CU_GET_PROC_ADDRESS_DEFAULT			0
 #define CU_GET_PROC_ADDRESS_LEGACY_STREAM		(1 << 0)

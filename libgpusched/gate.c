@@ -49,6 +49,11 @@ void drain_locked(struct gs_dev *d, bool early)
 	uint64_t left_ns = early ? handover_left(d) : 0;
 
 	stop_launches(d);
+	/* Joined first: the join completes on the GPU when our work ends,
+	 * not when the drain sees it end.
+	 */
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
+		ctx_join(cs);
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
 		ctx_drain_to(cs, left_ns);
 	/* The token goes: the next wait spans another's turn, and its time

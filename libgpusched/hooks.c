@@ -69,6 +69,7 @@ bool resolve_real_slow(bool load)
 		*(void **)&t.cuEventElapsedTime = resolve(h, "cuEventElapsedTime_v2");
 	R(cuStreamIsCapturing); R(cuStreamIsCapturing_ptsz);
 	R(cuThreadExchangeStreamCaptureMode);
+	R(cuStreamCreate); R(cuStreamWaitEvent);
 	R(cuMemAlloc_v2); R(cuMemAllocPitch_v2); R(cuMemAllocManaged);
 	R(cuMemFree_v2); R(cuMemGetInfo_v2);
 	R(cuMemAllocAsync); R(cuMemAllocAsync_ptsz);
@@ -116,7 +117,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 {
 	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	bool ret_held, timed, lat;
+	bool ret_held, timed, lat, anchor;
 	int gate;
 
 	l->d = NULL;
@@ -162,14 +163,20 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 		if (!l->held)
 			STAT_INC(beside);
 		/* Under cs->lock only where there is something to do: a
+		 * span's anchor after a join (ctx_anchor_locked()), a
 		 * latency-class holder's look at its own queue
 		 * (lat_held_launch_locked()), a timed launch's frame.
 		 */
 		lat = l->held && is_latency(atomic_load(&l->d->g));
-		if (lat || timed) {
+		anchor = l->held && atomic_load_explicit(&l->cs->anchor_due,
+							 memory_order_relaxed);
+		if (lat || timed || anchor) {
 			pthread_mutex_lock(&l->cs->lock);
 			if (lat)
 				lat_held_launch_locked(l->cs);
+			/* After that look: it goes by the newest event. */
+			if (anchor)
+				ctx_anchor_locked(l->cs);
 			if (timed)
 				frame_start(l->cs, stream, ptsz, key, &l->fr);
 			pthread_mutex_unlock(&l->cs->lock);

@@ -71,6 +71,30 @@ static void report_gpu(struct gs_dev *d, uint64_t ns, bool back)
 	atomic_fetch_sub(&d->launching, 1);
 }
 
+/*
+ * @ns of @cs's work completed: reported, or held while a span of several
+ * streams' work is open (struct gs_ctx). Caller holds cs->lock.
+ */
+static void ctx_report_locked(struct gs_ctx *cs, uint64_t ns)
+{
+	if (cs->span_open)
+		cs->span_ns += ns;
+	else if (ns)
+		report_gpu(cs->d, ns, false);
+}
+
+/* What a span held, reported as it is: no join will check it. Caller
+ * holds cs->lock.
+ */
+static void span_release_locked(struct gs_ctx *cs)
+{
+	uint64_t ns = cs->span_ns;
+
+	cs->span_open = false;
+	cs->span_ns = 0;
+	ctx_report_locked(cs, ns);
+}
+
 static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n);
 
 /*
@@ -129,6 +153,9 @@ void ctx_empty_locked(struct gs_ctx *cs)
 	cs->done = cs->launches;
 	cs->done_cum = cs->cum_ns;
 	cs->anchor_ok = false;
+	/* Reported (ctx_sync()) or not ours to report (fork_child()). */
+	cs->span_open = false;
+	cs->span_ns = 0;
 	cs->head_seq += cs->nr;
 	cs->nr = 0;
 	cs->prev_ok = false;
@@ -223,7 +250,8 @@ done:
 		ctx_pop_locked(cs, cs->nr);	/* all done: frames too */
 	/* and the launches after the last event */
 	if (r == CUDA_SUCCESS && cs->cum_ns > cs->done_cum)
-		report_gpu(cs->d, cs->cum_ns - cs->done_cum, false);
+		ctx_report_locked(cs, cs->cum_ns - cs->done_cum);
+	span_release_locked(cs);	/* no join left to check it */
 	ctx_empty_locked(cs);	/* the queue ran dry */
 	pthread_mutex_unlock(&cs->lock);
 }
@@ -437,18 +465,43 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
  * anchor (another stream's) waits for a later one. The event then becomes
  * the anchor: its handle leaves the ring, which takes the old anchor's
  * in its place, so that the ring's later events never record over it.
- * Caller holds cs->lock.
+ *
+ * Once the context's work ran on several streams at once, an event on one
+ * of them may complete while work launched before it on another still
+ * runs: only the library's own events frame a span then. Its anchor, the
+ * first launch after a drain, opens one, and what completes meanwhile is
+ * held (ctx_report_locked()); the drain's join, recorded once the work of
+ * every stream before it, closes it: what was held is reported up to the
+ * clock's span, within the grant, so that no span holds other holders'
+ * turns. Caller holds cs->lock.
  */
 static void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
 {
 	uint64_t ns = cs->ev_cum[slot] - cs->anchor_cum, span;
+	bool ours = cs->ev_kind[slot] & (EVK_ANCHOR | EVK_JOIN);
 	CUevent spare;
 	CUresult r;
 	float ms;
 
-	if (!cs->anchor_ev || cs->ev[slot] != cs->ev_t[slot])
+	if (!cs->anchor_ev || cs->ev[slot] != cs->ev_t[slot] ||
+	    (cs->multi && !ours))
 		return;
-	if (cs->anchor_ok) {
+	if (cs->ev_kind[slot] & EVK_ANCHOR) {
+		span_release_locked(cs);	/* none left open: a no-op */
+		cs->span_open = true;
+	} else if (ours) {
+		ns = cs->span_ns;
+		if (cs->span_open && cs->anchor_ok &&
+		    ev_elapsed(cs->anchor_ev, cs->ev[slot], &ms) == CUDA_SUCCESS &&
+		    ms > 0) {
+			span = gs_elapsed_ns(ms);
+			if (ns > span)
+				ns = span;
+		}
+		cs->span_open = false;
+		cs->span_ns = 0;
+		ctx_report_locked(cs, ns);
+	} else if (cs->anchor_ok) {
 		r = ev_elapsed(cs->anchor_ev, cs->ev[slot], &ms);
 		if (r == CUDA_SUCCESS && ms <= 0)
 			return;
@@ -467,19 +520,25 @@ static void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
 static void ctx_pop_locked(struct gs_ctx *cs, unsigned int n)
 {
 	unsigned int last = ring_mod(cs, cs->head + n - 1);
+	uint64_t cum = cs->done_cum;
 
-	/* What ran, in the GPU-timed lengths of what was launched (one
-	 * launch in a few is timed away from a latency-class client), then
-	 * checked against the GPU's clock.
-	 */
-	if (cs->ev_cum[last] > cs->done_cum)
-		report_gpu(cs->d, cs->ev_cum[last] - cs->done_cum, false);
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int slot = ring_mod(cs, cs->head + i);
 
+		/* What ran, in the GPU-timed lengths of what was launched
+		 * (one launch in a few is timed away from a latency-class
+		 * client), event by event, then checked against the GPU's
+		 * clock.
+		 */
+		if (cs->ev_cum[slot] > cum) {
+			ctx_report_locked(cs, cs->ev_cum[slot] - cum);
+			cum = cs->ev_cum[slot];
+		}
 		klen_sample(cs, slot);
 		if (ev_timed(cs, slot))
 			ctx_span_locked(cs, slot);
+		if (cs->ev_kind[slot] & EVK_RELEASE)
+			span_release_locked(cs);
 		cs->prev = slot;
 		cs->prev_ok = true;
 	}
@@ -917,6 +976,36 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 }
 
 /*
+ * @stream's entry among the streams @cs launched on since the last join
+ * (struct gs_ctx), added if new. NULL where the table cannot say: full,
+ * or a thread's own default stream (the per-thread stream, or NULL in the
+ * _ptsz calls), which one handle names for every thread, and on which
+ * only that thread could record. The grant's work then goes unjoined
+ * (strm_over). Caller holds cs->lock.
+ */
+static struct gs_strm *strm_of(struct gs_ctx *cs, CUstream stream, bool ptsz)
+{
+	struct gs_strm *e;
+
+	for (unsigned int i = 0; i < cs->nr_strm; i++)
+		if (cs->strm[i].s == stream)
+			return &cs->strm[i];
+	if (stream == CU_STREAM_PER_THREAD || (ptsz && !stream) ||
+	    cs->nr_strm == GS_JOIN_STREAMS) {
+		cs->strm_over = true;
+		return NULL;
+	}
+	e = &cs->strm[cs->nr_strm++];
+	*e = (struct gs_strm){ .s = stream, .ptsz = ptsz };
+	if (cs->nr_strm > 1) {
+		cs->multi = true;
+		if (!cs->span_pushed)	/* a span from the next launch on */
+			atomic_store(&cs->anchor_due, true);
+	}
+	return e;
+}
+
+/*
  * An event on @stream after our launches so far; @timing: one that takes
  * a timestamp (a timed launch's end, or the start of the next one's).
  * Caller holds cs->lock.
@@ -940,10 +1029,152 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->ev_cum[slot] = cs->cum_ns;
 	cs->ev_key[slot] = key;
 	cs->ev_stream[slot] = stream;
+	cs->ev_kind[slot] = 0;
 	cs->nr++;
 	cs->last_mark = cs->launches;
 	cs->mark_cum = cs->cum_ns;
+	if (!cs->join_s || stream != cs->join_s) {
+		struct gs_strm *e = strm_of(cs, stream, ptsz);
+
+		if (e) {
+			e->ev_seq = cs->head_seq + cs->nr - 1;
+			e->ev_mark = cs->launches;
+			e->ev_ok = true;
+		}
+	}
 	return true;
+}
+
+/* cuStreamIsCapturing() of @e's stream: whether it is not, as far as the
+ * driver says.
+ */
+static bool strm_idle(const struct gs_strm *e)
+{
+	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	is_capturing = e->ptsz ? real.cuStreamIsCapturing_ptsz :
+				 real.cuStreamIsCapturing;
+	return is_capturing && is_capturing(e->s, &cap) == CUDA_SUCCESS &&
+	       cap == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/*
+ * The library's own stream in @cs's context, which must be current: made
+ * at the first call. Whether there is one. Caller holds cs->lock.
+ */
+static bool join_stream_locked(struct gs_ctx *cs)
+{
+	if (!cs->join_s && real.cuStreamCreate &&
+	    real.cuStreamCreate(&cs->join_s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		cs->join_s = NULL;
+	return cs->join_s;
+}
+
+/*
+ * Record @cs's join (ctx_join()): the library's own stream made at the
+ * first, in the context (pushed current), that waits for the newest event
+ * of each stream in the table, one recorded after a stream's newest
+ * launch where none follows it, then an event that takes timestamps.
+ * Whether it was. Caller holds cs->lock.
+ */
+static bool join_locked(struct gs_ctx *cs)
+{
+	unsigned int need = 1, slot;
+	CUstreamCaptureMode mode;
+	CUcontext popped;
+	bool ok = false, relaxed;
+
+	if (!real.cuStreamCreate || !real.cuStreamWaitEvent ||
+	    !real.cuEventQuery || !real.cuCtxPushCurrent_v2 ||
+	    !real.cuCtxPopCurrent_v2)
+		return false;
+	for (unsigned int i = 0; i < cs->nr_strm; i++)
+		if (!cs->strm[i].ev_ok || cs->strm[i].ev_mark < cs->strm[i].last)
+			need++;
+	if (cs->nr + cs->prev_ok + need > cs->nr_events ||
+	    real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
+		return false;
+	/* Waits and records beside another thread's capture: relaxed, as
+	 * the queries are (gs_relax()).
+	 */
+	relaxed = gs_relax(&mode);
+	if (!join_stream_locked(cs))
+		goto out;
+	for (unsigned int i = 0; i < cs->nr_strm; i++) {
+		struct gs_strm *e = &cs->strm[i];
+
+		if ((!e->ev_ok || e->ev_mark < e->last) &&
+		    (!strm_idle(e) || !ev_push(cs, e->s, e->ptsz, 0, false)))
+			goto out;
+		if (e->ev_seq < cs->head_seq)
+			continue;	/* completed */
+		slot = ring_mod(cs, cs->head + (unsigned int)(e->ev_seq - cs->head_seq));
+		if (real.cuStreamWaitEvent(cs->join_s, cs->ev[slot], 0) != CUDA_SUCCESS)
+			goto out;
+	}
+	if (ev_push(cs, cs->join_s, false, 0, true)) {
+		cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] = EVK_JOIN;
+		cs->span_pushed = false;
+		atomic_store(&cs->anchor_due, true);
+		ok = true;
+	}
+out:
+	gs_unrelax(relaxed, mode);
+	real.cuCtxPopCurrent_v2(&popped);
+	return ok;
+}
+
+/* ctx_join() under cs->lock, the context alive. */
+static void join_now_locked(struct gs_ctx *cs)
+{
+	/* Not joined: what the span holds is reported as it is once the
+	 * work before now completed (its anchor may not have yet).
+	 */
+	if (cs->nr_strm < 2 || cs->strm_over || !join_locked(cs)) {
+		if (cs->nr)
+			cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] |= EVK_RELEASE;
+		else
+			span_release_locked(cs);
+		cs->span_pushed = false;
+	}
+	cs->nr_strm = 0;
+	cs->strm_over = false;
+}
+
+/**
+ * ctx_join() - join the streams of @cs's work as a drain begins
+ * @cs: a context of the device being drained, its launches stopped
+ *
+ * Where its work since the last join ran on several streams, record the
+ * join (join_locked()): on the GPU's clock, the end of all of that work,
+ * against which the GPU time it reported is checked (ctx_span_locked()).
+ * The next launch records the next anchor (ctx_anchor_locked()). Where it
+ * cannot (a stream it cannot record on, one being captured, no room in
+ * the ring), what a span holds is reported as it is.
+ */
+void ctx_join(struct gs_ctx *cs)
+{
+	pthread_mutex_lock(&cs->lock);
+	if (!atomic_load(&cs->dead))
+		join_now_locked(cs);
+	pthread_mutex_unlock(&cs->lock);
+}
+
+/*
+ * The first launch after a join, holding the token, about to be made on
+ * @cs: record the anchor of its span on the library's own stream, which
+ * has nothing else to wait for, so that it completes as it is recorded.
+ * Caller holds cs->lock.
+ */
+void ctx_anchor_locked(struct gs_ctx *cs)
+{
+	if (atomic_exchange(&cs->anchor_due, false) && join_stream_locked(cs) &&
+	    ev_push(cs, cs->join_s, false, 0, true)) {
+		cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] = EVK_ANCHOR;
+		cs->span_pushed = true;
+		cs->span_cum = cs->cum_ns;
+	}
 }
 
 /*
@@ -1131,6 +1362,7 @@ uint64_t dev_queued_ns(struct gs_dev *d)
 void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	    const struct gs_frame *fr, uint64_t called)
 {
+	struct gs_strm *e;
 	struct gs_klen *k;
 	uint64_t len;
 
@@ -1142,6 +1374,15 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	len = klen_ns(cs, k);
 	cs->launches++;
 	cs->cum_ns += len;
+	e = strm_of(cs, stream, ptsz);
+	if (e)
+		e->last = cs->launches;
+	/* A span not ended by a drain (the token kept, nobody else
+	 * attached) is joined now and then: what it holds is reported
+	 * no later.
+	 */
+	if (cs->span_pushed && cs->cum_ns - cs->span_cum >= GS_SPAN_MAX_NS)
+		join_now_locked(cs);
 	/*
 	 * The predicted end of our work moves on by this kernel, from now
 	 * if it had passed. Where none was predicted and nothing else of

@@ -110,6 +110,8 @@ struct real_tab {
 	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuStreamIsCapturing_ptsz)(CUstream, CUstreamCaptureStatus *);
 	CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
+	CUresult (*cuStreamCreate)(CUstream *, unsigned int);
+	CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned int);
 };
 
 enum gs_route { ROUTE_SYMBOL, ROUTE_PROCADDR, ROUTE_DLSYM, NR_ROUTES };
@@ -172,6 +174,13 @@ extern struct gs_times t_grant, t_answer, t_call, t_driver GS_HIDDEN;
 #define STAT_ADD(f, v) atomic_fetch_add_explicit(&stats.f, (v), memory_order_relaxed)
 
 struct gs_dev;
+
+/* What an event of the ring is, besides a mark of progress (gs_ctx.ev_kind). */
+enum {
+	EVK_ANCHOR = 1,		/* opens a span (ctx_anchor_locked()) */
+	EVK_JOIN = 2,		/* closes it, capped (ctx_join()) */
+	EVK_RELEASE = 4,	/* closes it as it is: a join failed */
+};
 
 /* A CUDA context seen launching, with its ring of progress events. */
 struct gs_ctx {
@@ -250,6 +259,36 @@ struct gs_ctx {
 	CUevent anchor_ev;
 	uint64_t anchor_cum;
 	bool anchor_ok;
+	/*
+	 * Work on several streams at once (multi, for the context's life):
+	 * an event on one stream says nothing of the others', so the GPU
+	 * time reported is checked only between events of the library's own
+	 * stream (join_s): an anchor, recorded as the first launch after a
+	 * join, or after a second stream is seen, is made (anchor_due), and
+	 * a join, recorded at a drain, or once GS_SPAN_MAX_NS of work was
+	 * launched in the span, after the newest event of each stream
+	 * launched on since the last one (strm[], ctx_join()). While a span
+	 * is open (span_open), what completes is held in span_ns rather
+	 * than reported, until the join caps it (ctx_span_locked()).
+	 */
+	struct gs_strm {
+		CUstream s;
+		bool ptsz;
+		uint64_t last;		/* launches up to its newest launch */
+		uint64_t ev_seq;	/* head_seq of its newest event ... */
+		uint64_t ev_mark;	/* ... and launches when recorded */
+		bool ev_ok;		/* it has one */
+	} strm[GS_JOIN_STREAMS];
+	unsigned int nr_strm;
+	bool strm_over;			/* more streams than strm[] holds */
+	bool multi;
+	CUstream join_s;
+	atomic_bool anchor_due;
+	bool span_pushed;		/* an anchor recorded, its join not yet */
+	uint64_t span_cum;		/* cum_ns when it was */
+	bool span_open;
+	uint64_t span_ns;
+	uint8_t ev_kind[GS_RING];	/* EVK_*: what each slot's event is */
 	struct gs_klen klen[GS_KLEN];
 	/* When our queued work will be done, predicted: from the last event
 	 * seen completing, or a launch into an empty queue, then each launch
@@ -464,6 +503,8 @@ GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
+GS_HIDDEN void ctx_join(struct gs_ctx *cs);
+GS_HIDDEN void ctx_anchor_locked(struct gs_ctx *cs);
 GS_HIDDEN bool gs_relax(CUstreamCaptureMode *old);
 GS_HIDDEN void gs_unrelax(bool relaxed, CUstreamCaptureMode old);
 GS_HIDDEN void gs_relax_thread(void);

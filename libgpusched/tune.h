@@ -53,6 +53,10 @@
 #define GS_EV_NAP_MAX_NS 200000ull
 /* A wait for our own work gives up this long past its predicted end (past its start, unmeasured): a kernel may wait for the host, which acts only after the launch the wait holds up. */
 #define GS_STUCK_NS 200000000ull
+/* Streams of one context whose work a drain joins (ctx_join()): a program's handful; with more, that grant's GPU time goes unchecked. */
+#define GS_JOIN_STREAMS 8
+/* A span of several streams' work that no drain ends is joined after this much of it: what it holds is reported no later. */
+#define GS_SPAN_MAX_NS 50000000ull
 /* Events per context: up to one after every launch, so a queue's worth. */
 #define GS_RING 64
 /* Kernel lengths remembered per context, by what was launched; tries per key. */

@@ -35,7 +35,9 @@
  *    was recorded, if later), so that a kernel framed by two events on
  *    its stream, run after another stream's, spans both, as kernels that
  *    divide the SMs between them each take longer than alone. Work still
- *    runs one item at a time, and completes (queries, waits) in order;
+ *    runs one item at a time, and completes (queries, waits) in order; a
+ *    stream's wait for an event (cuStreamWaitEvent()) is a marker on it,
+ *    after which its events take the time all work before them ended;
  *  - $GS_DOUBLE_LATE_WAKE_US (default 0): the worker that runs a
  *    context's kernels marks each done that long after its modelled end,
  *    as one woken late on a loaded host does: the host sees completions
@@ -1022,6 +1024,26 @@ static CUresult stream_query(CUstream s)
 	r = c->completed >= c->submitted ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 	pthread_mutex_unlock(&c->lock);
 	return r;
+}
+
+/*
+ * @s waits for @e: work runs one item at a time and in order here, so the
+ * wait holds nothing up; it is queued as a marker on @s, which completes
+ * (and, with $GS_DOUBLE_SHARED_STREAMS, ends @s's own work) once the work
+ * before it ended, @e's included, as a join of streams does on a GPU.
+ */
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+	CUcontext c = stream_ctx(s);
+
+	(void)flags;
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!c || c != e->ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing)
+		return CUDA_ERROR_NOT_PERMITTED;
+	return enqueue(c, s, 0, false);
 }
 
 EXPORT CUresult cuStreamQuery(CUstream s)

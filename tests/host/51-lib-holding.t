@@ -125,4 +125,32 @@ check "two streams: GPU time reported (${r:-none} us)" [ "${r:-0}" -gt 0 ]
 check "two streams: about the run's time, not half as much again (${r:-?} us in ${w:-?} us, at most a quarter above)" \
 	[ "${r:-999999999}" -le $(( ${w:-0} * 5 / 4 )) ]
 
+# The same two threads beside another process, taking turns on the token
+# (slices of 5 ms): a span that holds other holders' turns checks
+# nothing, and one of the events on either stream says nothing of the
+# other stream's work. The GPU time reported is checked between the
+# library's own events instead: an anchor at the first launch of each
+# turn and a join of both streams at the drain that ends it, and held
+# until then. Summed lengths would report about half as much again as
+# the token was held; with the join, about what it was (the early
+# hand-over is off in these tests: nothing runs on after a turn).
+service "$(us 5000)" 1000000
+GS_DOUBLE_SHARED_STREAMS=1 run_bg other client "$GS_CLIENT" --seconds "$s" \
+	--kernel-us "$(us 300)"
+GS_DOUBLE_SHARED_STREAMS=1 client "$GS_CLIENT" --seconds "$s" \
+	--kernel-us "$(us 300)" --period-us "$(us 600)" --threads 2 \
+	>"$T/turns.out" 2>"$T/turns.err"
+wait_bg other
+h=$(value grant_us "$T/turns.err")
+r=$(value reported_us "$T/turns.err")
+e=$(value us_per_launch "$T/turns.err")
+echo "# two streams, taking turns: $e us measured per $(us 300) us kernel, $r us reported for $h us held"
+check "two streams, taking turns: kernels timed across both streams' work (${e:-none} us of $(us 300))" \
+	above "${e:-0}" $(( $(us 300) * 5 / 4 ))
+check "two streams, taking turns: the token held (${h:-none} us)" [ "${h:-0}" -gt 0 ]
+check "two streams, taking turns: GPU time reported about the time held (${r:-?} us for ${h:-?} us, at most a tenth above)" \
+	[ "${r:-999999999}" -le $(( ${h:-0} * 11 / 10 )) ]
+check "two streams, taking turns: not much below it either (${r:-?} us for ${h:-?} us, at least four fifths)" \
+	[ "${r:-0}" -ge $(( ${h:-0} * 4 / 5 )) ]
+
 done_testing
