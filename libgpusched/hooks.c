@@ -56,6 +56,7 @@ bool resolve_real_slow(bool load)
 	R(cuGraphLaunch); R(cuGraphLaunch_ptsz);
 	R(cuGetProcAddress); R(cuGetProcAddress_v2);
 	R(cuCtxDestroy); R(cuCtxDestroy_v2);
+	R(cuStreamDestroy); R(cuStreamDestroy_v2);
 	R(cuDevicePrimaryCtxRelease); R(cuDevicePrimaryCtxRelease_v2);
 	R(cuDevicePrimaryCtxReset); R(cuDevicePrimaryCtxReset_v2);
 	R(cuInit);
@@ -398,6 +399,19 @@ vis CUresult fname(unsigned int flags)						\
 	return real.realfn(flags);						\
 }
 
+/*
+ * A stream of the program's goes: the library is done with its handle
+ * before it does (ctx_stream_gone()).
+ */
+#define GS_STREAM_HOOK(vis, fname, realfn)					\
+vis CUresult fname(CUstream stream)						\
+{										\
+	if (!resolve_real(true) || !real.realfn)				\
+		return CUDA_ERROR_NOT_INITIALIZED;				\
+	ctx_stream_gone(stream);						\
+	return real.realfn(stream);						\
+}
+
 GS_HOOK_BOTH(GS_INIT_HOOK, cuInit)
 GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy)
 GS_HOOK_BOTH(GS_CTX_HOOK, cuCtxDestroy_v2)
@@ -405,6 +419,8 @@ GS_HOOK_BOTH(GS_RELEASE_HOOK, cuDevicePrimaryCtxRelease)
 GS_HOOK_BOTH(GS_RELEASE_HOOK, cuDevicePrimaryCtxRelease_v2)
 GS_HOOK_BOTH(GS_RESET_HOOK, cuDevicePrimaryCtxReset)
 GS_HOOK_BOTH(GS_RESET_HOOK, cuDevicePrimaryCtxReset_v2)
+GS_HOOK_BOTH(GS_STREAM_HOOK, cuStreamDestroy)
+GS_HOOK_BOTH(GS_STREAM_HOOK, cuStreamDestroy_v2)
 
 /* ------------------------------------------------------------------ */
 /* Replacing entry points handed out by cuGetProcAddress and dlsym */
@@ -427,6 +443,7 @@ static const struct gs_hook hooks[] = {
 	HI(cuCtxDestroy), HI(cuCtxDestroy_v2),
 	HI(cuDevicePrimaryCtxRelease), HI(cuDevicePrimaryCtxRelease_v2),
 	HI(cuDevicePrimaryCtxReset), HI(cuDevicePrimaryCtxReset_v2),
+	HI(cuStreamDestroy), HI(cuStreamDestroy_v2),
 	HI(cuInit),
 };
 

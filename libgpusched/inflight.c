@@ -1033,7 +1033,7 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->nr++;
 	cs->last_mark = cs->launches;
 	cs->mark_cum = cs->cum_ns;
-	if (!cs->join_s || stream != cs->join_s) {
+	if (!stream || (stream != cs->join_s && stream != cs->anchor_s)) {
 		struct gs_strm *e = strm_of(cs, stream, ptsz);
 
 		if (e) {
@@ -1060,27 +1060,51 @@ static bool strm_idle(const struct gs_strm *e)
 }
 
 /*
- * The library's own stream in @cs's context, which must be current: made
- * at the first call. Whether there is one. Caller holds cs->lock.
+ * The library's own streams in @cs's context, which must be current: made
+ * at the first call. Two: the anchor's must have nothing to wait for,
+ * where the joins' waits for the program's streams. Whether there are.
+ * Caller holds cs->lock.
  */
-static bool join_stream_locked(struct gs_ctx *cs)
+static bool lib_streams_locked(struct gs_ctx *cs)
 {
-	if (!cs->join_s && real.cuStreamCreate &&
+	if (!real.cuStreamCreate)
+		return false;
+	if (!cs->join_s &&
 	    real.cuStreamCreate(&cs->join_s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
 		cs->join_s = NULL;
-	return cs->join_s;
+	if (cs->join_s && !cs->anchor_s &&
+	    real.cuStreamCreate(&cs->anchor_s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		cs->anchor_s = NULL;
+	return cs->anchor_s;
 }
 
 /*
- * Record @cs's join (ctx_join()): the library's own stream made at the
- * first, in the context (pushed current), that waits for the newest event
- * of each stream in the table, one recorded after a stream's newest
- * launch where none follows it, then an event that takes timestamps.
- * Whether it was. Caller holds cs->lock.
+ * The join stream waits for @e's newest event, one recorded after its
+ * newest launch where none follows it (in @cs's context, current).
+ * Whether it does (or nothing is left to wait for). Caller holds cs->lock.
+ */
+static bool strm_wait_locked(struct gs_ctx *cs, struct gs_strm *e)
+{
+	unsigned int slot;
+
+	if ((!e->ev_ok || e->ev_mark < e->last) &&
+	    (!strm_idle(e) || !ev_push(cs, e->s, e->ptsz, 0, false)))
+		return false;
+	if (e->ev_seq < cs->head_seq)
+		return true;	/* completed */
+	slot = ring_mod(cs, cs->head + (unsigned int)(e->ev_seq - cs->head_seq));
+	return real.cuStreamWaitEvent(cs->join_s, cs->ev[slot], 0) == CUDA_SUCCESS;
+}
+
+/*
+ * Record @cs's join (ctx_join()): in the context (pushed current), the
+ * join stream waits for each stream in the table (strm_wait_locked()),
+ * then records an event that takes timestamps. Whether it was. Caller
+ * holds cs->lock.
  */
 static bool join_locked(struct gs_ctx *cs)
 {
-	unsigned int need = 1, slot;
+	unsigned int need = 1;
 	CUstreamCaptureMode mode;
 	CUcontext popped;
 	bool ok = false, relaxed;
@@ -1099,20 +1123,11 @@ static bool join_locked(struct gs_ctx *cs)
 	 * the queries are (gs_relax()).
 	 */
 	relaxed = gs_relax(&mode);
-	if (!join_stream_locked(cs))
+	if (!lib_streams_locked(cs))
 		goto out;
-	for (unsigned int i = 0; i < cs->nr_strm; i++) {
-		struct gs_strm *e = &cs->strm[i];
-
-		if ((!e->ev_ok || e->ev_mark < e->last) &&
-		    (!strm_idle(e) || !ev_push(cs, e->s, e->ptsz, 0, false)))
+	for (unsigned int i = 0; i < cs->nr_strm; i++)
+		if (!strm_wait_locked(cs, &cs->strm[i]))
 			goto out;
-		if (e->ev_seq < cs->head_seq)
-			continue;	/* completed */
-		slot = ring_mod(cs, cs->head + (unsigned int)(e->ev_seq - cs->head_seq));
-		if (real.cuStreamWaitEvent(cs->join_s, cs->ev[slot], 0) != CUDA_SUCCESS)
-			goto out;
-	}
 	if (ev_push(cs, cs->join_s, false, 0, true)) {
 		cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] = EVK_JOIN;
 		cs->span_pushed = false;
@@ -1131,7 +1146,7 @@ static void join_now_locked(struct gs_ctx *cs)
 	/* Not joined: what the span holds is reported as it is once the
 	 * work before now completed (its anchor may not have yet).
 	 */
-	if (cs->nr_strm < 2 || cs->strm_over || !join_locked(cs)) {
+	if (!cs->multi || cs->strm_over || !join_locked(cs)) {
 		if (cs->nr)
 			cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] |= EVK_RELEASE;
 		else
@@ -1140,6 +1155,60 @@ static void join_now_locked(struct gs_ctx *cs)
 	}
 	cs->nr_strm = 0;
 	cs->strm_over = false;
+}
+
+/*
+ * @e's stream, of @cs, is about to be destroyed: the join stream waits
+ * for it now (strm_wait_locked(), in the context pushed current), and its
+ * entry leaves the table. Where it cannot, the turn goes unjoined. Caller
+ * holds cs->lock.
+ */
+static void strm_gone_locked(struct gs_ctx *cs, unsigned int i)
+{
+	CUcontext popped;
+
+	if (cs->multi && !atomic_load(&cs->dead)) {
+		if (!real.cuStreamWaitEvent || !real.cuCtxPushCurrent_v2 ||
+		    !real.cuCtxPopCurrent_v2 ||
+		    real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS) {
+			cs->strm_over = true;
+		} else {
+			if (!lib_streams_locked(cs) ||
+			    !strm_wait_locked(cs, &cs->strm[i]))
+				cs->strm_over = true;
+			real.cuCtxPopCurrent_v2(&popped);
+		}
+	}
+	cs->strm[i] = cs->strm[--cs->nr_strm];
+}
+
+/**
+ * ctx_stream_gone() - a stream of the program's is about to be destroyed
+ * @stream: its handle, valid until this returns
+ *
+ * A join records an event on a stream whose newest launch has none after
+ * it; once the stream is destroyed its handle may be freed, or be another
+ * stream's. So the join stream waits for it now, through that event
+ * recorded while the handle is the stream's (strm_gone_locked()), and the
+ * stream leaves the table: the library does not touch the handle again,
+ * and a new stream of that handle is a new entry.
+ */
+void ctx_stream_gone(CUstream stream)
+{
+	CUstreamCaptureMode mode;
+	bool relaxed;
+
+	if (!stream || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD)
+		return;
+	relaxed = gs_relax(&mode);
+	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
+		pthread_mutex_lock(&cs->lock);
+		for (unsigned int i = 0; i < cs->nr_strm; i++)
+			if (cs->strm[i].s == stream)
+				strm_gone_locked(cs, i--);
+		pthread_mutex_unlock(&cs->lock);
+	}
+	gs_unrelax(relaxed, mode);
 }
 
 /**
@@ -1169,8 +1238,8 @@ void ctx_join(struct gs_ctx *cs)
  */
 void ctx_anchor_locked(struct gs_ctx *cs)
 {
-	if (atomic_exchange(&cs->anchor_due, false) && join_stream_locked(cs) &&
-	    ev_push(cs, cs->join_s, false, 0, true)) {
+	if (atomic_exchange(&cs->anchor_due, false) && lib_streams_locked(cs) &&
+	    ev_push(cs, cs->anchor_s, false, 0, true)) {
 		cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] = EVK_ANCHOR;
 		cs->span_pushed = true;
 		cs->span_cum = cs->cum_ns;

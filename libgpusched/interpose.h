@@ -54,6 +54,7 @@ typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
 				   CUdriverProcAddressQueryResult *);
 typedef CUresult (*ctx_fn)(CUcontext);
 typedef CUresult (*dev_fn)(CUdevice);
+typedef CUresult (*stream_fn)(CUstream);
 typedef CUresult (*init_fn)(unsigned int);
 
 struct real_tab {
@@ -64,6 +65,7 @@ struct real_tab {
 	get_proc_v1_fn cuGetProcAddress;
 	get_proc_v2_fn cuGetProcAddress_v2;
 	ctx_fn cuCtxDestroy, cuCtxDestroy_v2;
+	stream_fn cuStreamDestroy, cuStreamDestroy_v2;
 	dev_fn cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2;
 	dev_fn cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset_v2;
 	init_fn cuInit;
@@ -262,14 +264,17 @@ struct gs_ctx {
 	/*
 	 * Work on several streams at once (multi, for the context's life):
 	 * an event on one stream says nothing of the others', so the GPU
-	 * time reported is checked only between events of the library's own
-	 * stream (join_s): an anchor, recorded as the first launch after a
-	 * join, or after a second stream is seen, is made (anchor_due), and
-	 * a join, recorded at a drain, or once GS_SPAN_MAX_NS of work was
-	 * launched in the span, after the newest event of each stream
-	 * launched on since the last one (strm[], ctx_join()). While a span
-	 * is open (span_open), what completes is held in span_ns rather
-	 * than reported, until the join caps it (ctx_span_locked()).
+	 * time reported is checked only between events on the library's own
+	 * streams: an anchor on anchor_s, which has nothing to wait for,
+	 * recorded as the first launch after a join, or after a second
+	 * stream is seen, is made (anchor_due), and a join on join_s,
+	 * recorded at a drain, or once GS_SPAN_MAX_NS of work was launched
+	 * in the span, after join_s waited for the newest event of each
+	 * stream launched on since the last join (strm[]; a stream
+	 * destroyed meanwhile was waited for then and left the table:
+	 * ctx_stream_gone()). While a span is open (span_open), what
+	 * completes is held in span_ns rather than reported, until the join
+	 * caps it (ctx_span_locked()).
 	 */
 	struct gs_strm {
 		CUstream s;
@@ -282,7 +287,7 @@ struct gs_ctx {
 	unsigned int nr_strm;
 	bool strm_over;			/* more streams than strm[] holds */
 	bool multi;
-	CUstream join_s;
+	CUstream join_s, anchor_s;
 	atomic_bool anchor_due;
 	bool span_pushed;		/* an anchor recorded, its join not yet */
 	uint64_t span_cum;		/* cum_ns when it was */
@@ -505,6 +510,7 @@ GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
 GS_HIDDEN void ctx_join(struct gs_ctx *cs);
 GS_HIDDEN void ctx_anchor_locked(struct gs_ctx *cs);
+GS_HIDDEN void ctx_stream_gone(CUstream stream);
 GS_HIDDEN bool gs_relax(CUstreamCaptureMode *old);
 GS_HIDDEN void gs_unrelax(bool relaxed, CUstreamCaptureMode old);
 GS_HIDDEN void gs_relax_thread(void);

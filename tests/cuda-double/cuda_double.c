@@ -55,6 +55,9 @@
  *    the event is recorded (it takes its time when the call comes back),
  *    then two after, and so on, so that where a caller records events in
  *    pairs, the first and the second of a pair each meet both kinds;
+ *  - a destroyed stream is kept, marked: any later call on its handle
+ *    fails and is counted (gs_double_dead_stream_uses()), where the
+ *    driver's behaviour is undefined;
  *  - cuEventSynchronize() on a pending event created without
  *    CU_EVENT_BLOCKING_SYNC is counted (gs_double_spin_syncs()): the
  *    driver spins a CPU for such a wait under the default scheduling;
@@ -154,6 +157,7 @@ struct CUstream_st {
 	pthread_t capture_thread;
 	bool capture_invalid;
 	CUstream cap_next;		/* on cap_list */
+	bool destroyed;			/* kept, for gs_double_dead_stream_uses() */
 };
 
 struct CUevent_st {
@@ -179,6 +183,7 @@ static struct {
 	atomic_ullong launched_over;	/* gs_double_launched_over() */
 	atomic_ullong spin_syncs;	/* gs_double_spin_syncs() */
 	atomic_ullong blocking_records;	/* gs_double_blocking_records() */
+	atomic_ullong dead_stream_uses;	/* gs_double_dead_stream_uses() */
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
@@ -498,11 +503,24 @@ static CUcontext current(void)
 }
 
 /* The context a stream belongs to; special handles mean the current one. */
+/*
+ * @s destroyed (cuStreamDestroy_v2()): a use is counted, and fails as
+ * with an invalid handle.
+ */
+static bool stream_dead(CUstream s)
+{
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+	    !s->destroyed)
+		return false;
+	atomic_fetch_add(&D.dead_stream_uses, 1);
+	return true;
+}
+
 static CUcontext stream_ctx(CUstream s)
 {
 	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
 		return current();
-	return s->ctx;
+	return stream_dead(s) ? NULL : s->ctx;
 }
 
 /* ------------------------------------------------------------------ */
@@ -965,11 +983,17 @@ EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Its memory is kept, marked, so that a later use of the handle is told
+ * apart (stream_dead()) where the driver's would be undefined; a new
+ * stream never takes the handle over.
+ */
 EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
-	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD ||
+	    stream_dead(s))
 		return CUDA_ERROR_INVALID_HANDLE;
-	free(s);
+	s->destroyed = true;
 	return CUDA_SUCCESS;
 }
 
@@ -1059,6 +1083,8 @@ static CUresult is_capturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	if (!st)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (stream_dead(s))
+		return CUDA_ERROR_INVALID_HANDLE;
 	*st = (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD && s->capturing) ?
 	      CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
 	return CUDA_SUCCESS;
@@ -2109,6 +2135,11 @@ EXPORT uint64_t gs_double_blocking_records(void)
 	return atomic_load(&D.blocking_records);
 }
 
+EXPORT uint64_t gs_double_dead_stream_uses(void)
+{
+	return atomic_load(&D.dead_stream_uses);
+}
+
 EXPORT const char *gs_double_mps_priority(void)
 {
 	return D.mps_priority;
@@ -2127,6 +2158,7 @@ static void atfork_child(void)
 	atomic_store(&D.launched_over, 0);
 	atomic_store(&D.spin_syncs, 0);
 	atomic_store(&D.blocking_records, 0);
+	atomic_store(&D.dead_stream_uses, 0);
 	atomic_store(&D.late_gaps, 0);
 	atomic_store(&D.queued_max, 0);
 	pthread_mutex_init(&D.run_lock, NULL);

@@ -102,6 +102,11 @@ typedef uint64_t (*gsd_spin_syncs_fn)(void);
  */
 typedef uint64_t (*gsd_blocking_records_fn)(void);
 #define GSD_BLOCKING_RECORDS_SYM "gs_double_blocking_records"
+/* Calls on a stream after it was destroyed (a handle the driver may have
+ * freed or given to another stream).
+ */
+typedef uint64_t (*gsd_dead_stream_uses_fn)(void);
+#define GSD_DEAD_STREAM_USES_SYM "gs_double_dead_stream_uses"
 /* Gaps of $GS_DOUBLE_LATE_GAP_US (default 500) or more between this
  * process's kernels in which it had none queued.
  */

@@ -114,6 +114,7 @@ static struct {
 	int device;
 	uint64_t start_at;	/* CLOCK_REALTIME ns; 0: now */
 	bool keep_going;	/* on a failed launch, wait a kernel's time */
+	unsigned int stream_churn;	/* a new stream after so many launches */
 } opt = {
 	.route = R_SYMBOL, .api = A_KERNEL, .kernel_us = 1000, .seconds = 2,
 	.threads = 1, .fork_at = -1, .idle_after = -1, .then_at = -1,
@@ -136,6 +137,7 @@ static gsd_launched_over_fn launched_over;
 static gsd_spin_syncs_fn spin_syncs;
 static gsd_blocking_records_fn blocking_records;
 static gsd_late_gaps_fn late_gaps;
+static gsd_dead_stream_uses_fn dead_stream_uses;
 static gsd_queued_max_fn queued_max;
 static gsd_others_queued_us_fn others_queued_us;
 static atomic_ullong launches, errors;
@@ -278,6 +280,7 @@ static void resolve(void)
 	spin_syncs = (gsd_spin_syncs_fn)sym(h, GSD_SPIN_SYNCS_SYM);
 	blocking_records = (gsd_blocking_records_fn)sym(h, GSD_BLOCKING_RECORDS_SYM);
 	late_gaps = (gsd_late_gaps_fn)sym(h, GSD_LATE_GAPS_SYM);
+	dead_stream_uses = (gsd_dead_stream_uses_fn)sym(h, GSD_DEAD_STREAM_USES_SYM);
 	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
 	others_queued_us = (gsd_others_queued_us_fn)sym(h, GSD_OTHERS_QUEUED_US_SYM);
 }
@@ -393,6 +396,13 @@ static void *run_thread(void *arg)
 				ahead_us[nr_ahead++] = others_queued_us();
 		}
 		r = launch_one(n++, s);
+		/* Its stream destroyed with the kernel still queued, and a
+		 * new one made, as a program that makes a stream per task.
+		 */
+		if (s && opt.stream_churn && n % opt.stream_churn == 0) {
+			CK(cuStreamDestroy_v2(s));
+			CK(cuStreamCreate(&s, 0));
+		}
 		/* A request of several kernels, with the CPU's work between
 		 * them (an inference's layers): counted as one launch.
 		 */
@@ -611,6 +621,8 @@ static void usage(FILE *f)
 "  --long-us N --long-every K   every K-th kernel lasts N us (lengths that vary)\n"
 "  --seconds S            run time (default 2)\n"
 "  --threads N            launching threads, each with a stream (default 1)\n"
+"  --stream-churn N       with --threads: each destroys its stream after every\n"
+"                         N-th launch, its kernel still queued, and makes another\n"
 "  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
 "  --idle-after S --idle-for S   stop launching for a while\n"
 "  --period-us N          one launch every N us, each waited for (a probe)\n"
@@ -673,6 +685,7 @@ int main(int argc, char **argv)
 		{ "start-at", required_argument, NULL, 'S' },
 		{ "report", required_argument, NULL, 'R' },
 		{ "keep-going", no_argument, NULL, 'K' },
+		{ "stream-churn", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -759,6 +772,9 @@ int main(int argc, char **argv)
 		case 'K':
 			opt.keep_going = true;
 			break;
+		case 'c':
+			opt.stream_churn = (unsigned int)atoi(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -786,7 +802,7 @@ int main(int argc, char **argv)
 		sleep_until(CLOCK_REALTIME, opt.start_at);
 	work = run(&wall);
 	CK(cuCtxSynchronize());
-	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu blocking_records=%llu late_gaps=%llu\n",
+	printf("pid=%d launches=%llu errors=%llu first_error=%d work_us=%llu wall_us=%llu share=%.4f cpu_ns_per_launch=%.0f mps_client_priority=%s launched_over=%llu spin_syncs=%llu blocking_records=%llu late_gaps=%llu dead_stream_uses=%llu\n",
 	       (int)getpid(), (unsigned long long)atomic_load(&launches),
 	       (unsigned long long)atomic_load(&errors), atomic_load(&first_error),
 	       (unsigned long long)work, (unsigned long long)(wall / 1000),
@@ -794,7 +810,8 @@ int main(int argc, char **argv)
 	       mps_priority(), (unsigned long long)launched_over(),
 	       (unsigned long long)spin_syncs(),
 	       (unsigned long long)blocking_records(),
-	       (unsigned long long)late_gaps());
+	       (unsigned long long)late_gaps(),
+	       (unsigned long long)dead_stream_uses());
 	if (opt.period_us && opt.burst > 1) {
 		printf("stalled_requests=%llu stalled_at=",
 		       (unsigned long long)atomic_load(&stalled_requests));
