@@ -495,8 +495,10 @@ static void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
 		    ev_elapsed(cs->anchor_ev, cs->ev[slot], &ms) == CUDA_SUCCESS &&
 		    ms > 0) {
 			span = gs_elapsed_ns(ms);
-			if (ns > span)
+			if (ns > span) {
+				STAT_ADD(span_back_ns, ns - span);
 				ns = span;
+			}
 		}
 		cs->span_open = false;
 		cs->span_ns = 0;
@@ -506,8 +508,10 @@ static void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
 		if (r == CUDA_SUCCESS && ms <= 0)
 			return;
 		span = r == CUDA_SUCCESS ? gs_elapsed_ns(ms) : ns;
-		if (span < ns)
+		if (span < ns) {
+			STAT_ADD(span_back_ns, ns - span);
 			report_gpu(cs->d, ns - span, true);
+		}
 	}
 	spare = cs->anchor_ev;
 	cs->anchor_ev = cs->ev[slot];
@@ -1146,7 +1150,11 @@ static void join_now_locked(struct gs_ctx *cs)
 	/* Not joined: what the span holds is reported as it is once the
 	 * work before now completed (its anchor may not have yet).
 	 */
-	if (!cs->multi || cs->strm_over || !join_locked(cs)) {
+	if (cs->multi && !cs->strm_over && join_locked(cs)) {
+		STAT_INC(joins);
+	} else {
+		if (cs->multi)
+			STAT_INC(unjoined);
 		if (cs->nr)
 			cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] |= EVK_RELEASE;
 		else

@@ -149,6 +149,9 @@ struct gs_stats {
 	atomic_ullong dry_us;		/* held, others waiting, nothing of ours queued */
 	atomic_ullong early_releases;	/* latency class: given back as its last work ran */
 	atomic_ullong relaunches;	/* ... and launched again within that request */
+	atomic_ullong span_back_ns;	/* lengths' sum beyond the GPU clock's spans */
+	atomic_ullong joins;		/* turns of several streams joined */
+	atomic_ullong unjoined;		/* ... and not: reported as measured */
 	/* Device memory (mem.c) */
 	atomic_ullong mem_reserves;	/* MEM_RESERVEs granted */
 	atomic_ullong mem_refused;	/* ... refused: CUDA_ERROR_OUT_OF_MEMORY */

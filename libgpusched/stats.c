@@ -72,11 +72,13 @@ void print_stats(void)
 	       STAT_GET(timed), STAT_GET(late_frames),
 	       STAT_GET(revoked),
 	       c->label[0] ? " label=" : "", c->label);
-	gs_log("stats holding slow_launches=%llu slow_launch_us=%llu dry_us=%llu grant_us=%llu reported_us=%llu early_releases=%llu relaunches=%llu",
+	gs_log("stats holding slow_launches=%llu slow_launch_us=%llu dry_us=%llu grant_us=%llu reported_us=%llu early_releases=%llu relaunches=%llu span_back_us=%llu joins=%llu unjoined=%llu",
 	       STAT_GET(slow_launches), STAT_GET(slow_launch_us),
 	       STAT_GET(dry_us), atomic_load(&gs_held_ns_total) / 1000,
 	       atomic_load(&gs_reported_ns_total) / 1000,
-	       STAT_GET(early_releases), STAT_GET(relaunches));
+	       STAT_GET(early_releases), STAT_GET(relaunches),
+	       STAT_GET(span_back_ns) / 1000, STAT_GET(joins),
+	       STAT_GET(unjoined));
 	/* A periodic latency-class neighbour, per GPU (read racily: the
 	 * idle thread is stopped, an application thread may not be): a
 	 * period that held (GS_PERIOD_CONFIRM intervals), not a candidate.

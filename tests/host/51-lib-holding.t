@@ -158,8 +158,12 @@ h=$(value grant_us "$T/turns.err")
 check "two streams, taking turns: the token held (${h:-none} us)" [ "${h:-0}" -gt 0 ]
 check "two streams, taking turns: GPU time reported about the time held (${r:-?} us for ${h:-?} us, at most a tenth above)" \
 	[ "${r:-999999999}" -le $(( ${h:-0} * 11 / 10 )) ]
-check "two streams, taking turns: not much below it either (${r:-?} us for ${h:-?} us, at least four fifths)" \
-	[ "${r:-0}" -ge $(( ${h:-0} * 4 / 5 )) ]
+# Nor below the kernels' own time (the double's work_us: on its modelled
+# GPU they run one at a time, so the context's GPU time is at least their
+# sum); the time held may be more than either on a loaded host.
+w=$(value work_us "$T/turns.out")
+check "two streams, taking turns: not below its kernels' own time (${r:-?} us for ${w:-?} us of work, at least nine tenths)" \
+	[ "${r:-0}" -ge $(( ${w:-0} * 9 / 10 )) ]
 
 # The same, each thread destroying its stream after every third launch,
 # its kernel still queued, and making another: a join records after a
