@@ -116,8 +116,7 @@ static uint64_t launch_key_ex(const CUlaunchConfig *c, const void *f)
 CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 			     CUstream stream, bool ptsz, uint64_t key)
 {
-	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
-	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUstreamCaptureStatus cap;
 	bool ret_held, timed, lat, anchor;
 	int gate;
 
@@ -133,8 +132,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	/* A launch into a stream being captured only adds a graph node: no
 	 * work reaches the GPU, and nothing may be synchronised here.
 	 */
-	is_capturing = ptsz ? real.cuStreamIsCapturing_ptsz : real.cuStreamIsCapturing;
-	if (is_capturing && is_capturing(stream, &cap) == CUDA_SUCCESS &&
+	if (stream_capture(stream, ptsz, &cap) == CUDA_SUCCESS &&
 	    cap != CU_STREAM_CAPTURE_STATUS_NONE) {
 		STAT_INC(captured);
 		return CUDA_SUCCESS;

@@ -30,6 +30,12 @@ static inline unsigned int ring_mod(const struct gs_ctx *cs, unsigned int x)
 	return x % cs->nr_events;
 }
 
+/* The slot of @cs's newest event in the ring (cs->nr of them). */
+static inline unsigned int ring_newest(const struct gs_ctx *cs)
+{
+	return ring_mod(cs, cs->head + cs->nr - 1);
+}
+
 /*
  * What follows is not our work running back to back (the queue ran dry,
  * the token went away, a fork): no launch-length sample spans it and no
@@ -134,6 +140,16 @@ void gs_relax_thread(void)
 		tls_relaxed = true;
 }
 
+/* cuStreamIsCapturing() of @s, the _ptsz flavour with @ptsz, into *@cap. */
+CUresult stream_capture(CUstream s, bool ptsz, CUstreamCaptureStatus *cap)
+{
+	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
+
+	is_capturing = ptsz ? real.cuStreamIsCapturing_ptsz :
+			      real.cuStreamIsCapturing;
+	return is_capturing ? is_capturing(s, cap) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
 /* cuEventQuery() in relaxed mode (gs_relax()); the caller checked that
  * the driver has it.
  */
@@ -174,7 +190,7 @@ static int wait_end(struct gs_ctx *cs, CUevent ev, uint64_t end,
  */
 static CUevent ctx_last_of_all(struct gs_ctx *cs)
 {
-	unsigned int last = ring_mod(cs, cs->head + cs->nr - 1);
+	unsigned int last = ring_newest(cs);
 
 	if (!cs->nr || !real.cuEventQuery || cs->ev_mark[last] != cs->launches)
 		return NULL;
@@ -275,7 +291,7 @@ bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns)
 		ctx_reap_locked(cs, cs->nr);
 		busy = queued_ns(cs) > left_ns;
 	} else if (!busy && cs->nr && real.cuEventQuery) {
-		unsigned int last = ring_mod(cs, cs->head + cs->nr - 1);
+		unsigned int last = ring_newest(cs);
 
 		busy = ev_query(cs->ev[last]) == CUDA_ERROR_NOT_READY;
 	}
@@ -296,7 +312,7 @@ static bool ctx_dry_locked(struct gs_ctx *cs)
 		return false;
 	if (!cs->nr)
 		return cs->done == cs->launches;
-	last = ring_mod(cs, cs->head + cs->nr - 1);
+	last = ring_newest(cs);
 	return cs->ev_mark[last] == cs->launches &&
 	       ev_query(cs->ev[last]) == CUDA_SUCCESS;
 }
@@ -651,7 +667,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	 * is the end of our work.
 	 */
 	if (until && cs->nr && real.cuEventQuery) {
-		unsigned int slot = ring_mod(cs, cs->head + cs->nr - 1);
+		unsigned int slot = ring_newest(cs);
 
 		if (cs->ev_mark[slot] == cs->launches)
 			last = cs->ev[slot];
@@ -1054,12 +1070,9 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
  */
 static bool strm_idle(const struct gs_strm *e)
 {
-	CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus *);
-	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUstreamCaptureStatus cap;
 
-	is_capturing = e->ptsz ? real.cuStreamIsCapturing_ptsz :
-				 real.cuStreamIsCapturing;
-	return is_capturing && is_capturing(e->s, &cap) == CUDA_SUCCESS &&
+	return stream_capture(e->s, e->ptsz, &cap) == CUDA_SUCCESS &&
 	       cap == CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
@@ -1082,6 +1095,12 @@ static bool lib_streams_locked(struct gs_ctx *cs)
 	return cs->anchor_s;
 }
 
+/* Has @e's stream no event of ours after its newest launch? */
+static bool strm_unmarked(const struct gs_strm *e)
+{
+	return !e->ev_ok || e->ev_mark < e->last;
+}
+
 /*
  * The join stream waits for @e's newest event, one recorded after its
  * newest launch where none follows it (in @cs's context, current).
@@ -1091,7 +1110,7 @@ static bool strm_wait_locked(struct gs_ctx *cs, struct gs_strm *e)
 {
 	unsigned int slot;
 
-	if ((!e->ev_ok || e->ev_mark < e->last) &&
+	if (strm_unmarked(e) &&
 	    (!strm_idle(e) || !ev_push(cs, e->s, e->ptsz, 0, false)))
 		return false;
 	if (e->ev_seq < cs->head_seq)
@@ -1113,13 +1132,12 @@ static bool join_locked(struct gs_ctx *cs)
 	CUcontext popped;
 	bool ok = false, relaxed;
 
-	if (!real.cuStreamCreate || !real.cuStreamWaitEvent ||
-	    !real.cuEventQuery || !real.cuCtxPushCurrent_v2 ||
-	    !real.cuCtxPopCurrent_v2)
+	/* cuStreamCreate: lib_streams_locked(). */
+	if (!real.cuStreamWaitEvent || !real.cuEventQuery ||
+	    !real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2)
 		return false;
 	for (unsigned int i = 0; i < cs->nr_strm; i++)
-		if (!cs->strm[i].ev_ok || cs->strm[i].ev_mark < cs->strm[i].last)
-			need++;
+		need += strm_unmarked(&cs->strm[i]);
 	if (cs->nr + cs->prev_ok + need > cs->nr_events ||
 	    real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
 		return false;
@@ -1133,7 +1151,7 @@ static bool join_locked(struct gs_ctx *cs)
 		if (!strm_wait_locked(cs, &cs->strm[i]))
 			goto out;
 	if (ev_push(cs, cs->join_s, false, 0, true)) {
-		cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] = EVK_JOIN;
+		cs->ev_kind[ring_newest(cs)] = EVK_JOIN;
 		cs->span_pushed = false;
 		atomic_store(&cs->anchor_due, true);
 		ok = true;
@@ -1156,7 +1174,7 @@ static void join_now_locked(struct gs_ctx *cs)
 		if (cs->multi)
 			STAT_INC(unjoined);
 		if (cs->nr)
-			cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] |= EVK_RELEASE;
+			cs->ev_kind[ring_newest(cs)] |= EVK_RELEASE;
 		else
 			span_release_locked(cs);
 		cs->span_pushed = false;
@@ -1248,7 +1266,7 @@ void ctx_anchor_locked(struct gs_ctx *cs)
 {
 	if (atomic_exchange(&cs->anchor_due, false) && lib_streams_locked(cs) &&
 	    ev_push(cs, cs->anchor_s, false, 0, true)) {
-		cs->ev_kind[ring_mod(cs, cs->head + cs->nr - 1)] = EVK_ANCHOR;
+		cs->ev_kind[ring_newest(cs)] = EVK_ANCHOR;
 		cs->span_pushed = true;
 		cs->span_cum = cs->cum_ns;
 	}
@@ -1509,7 +1527,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		     time_this_of(cs, key, k)) &&
 		    ev_push(cs, stream, ptsz, framed, framed)) {
 			if (framed) {
-				unsigned int slot = ring_mod(cs, cs->head + cs->nr - 1);
+				unsigned int slot = ring_newest(cs);
 
 				if (frame_late(cs->ev[slot], called)) {
 					cs->ev_key[slot] = 0;

@@ -518,6 +518,8 @@ GS_HIDDEN bool gs_relax(CUstreamCaptureMode *old);
 GS_HIDDEN void gs_unrelax(bool relaxed, CUstreamCaptureMode old);
 GS_HIDDEN void gs_relax_thread(void);
 GS_HIDDEN CUresult ev_query(CUevent ev);
+GS_HIDDEN CUresult stream_capture(CUstream s, bool ptsz,
+				 CUstreamCaptureStatus *cap);
 GS_HIDDEN bool throttle(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
 			    uint64_t key, struct gs_frame *fr);
