@@ -51,6 +51,11 @@ uint64_t gs_elapsed_ns(float ms)
 	return ns ? ns : 1;
 }
 
+bool gs_frame_holds(uint64_t ns, uint64_t away, unsigned int part)
+{
+	return !away || (part && away <= ns / part);
+}
+
 uint64_t gs_est_near(const struct gs_est *e, uint64_t end)
 {
 	return end > 2 * e->dev ? end - 2 * e->dev : 0;

@@ -84,6 +84,13 @@ uint64_t gs_launch_key(const void *f, unsigned int gx, unsigned int gy,
 uint64_t gs_elapsed_ns(float ms) GS_HIDDEN_EST;
 
 /*
+ * Is a frame of @ns of GPU time, which may hold @away of host time beyond
+ * the kernel (a host away around the launch), a sample of the kernel: is
+ * @away no more than a @part'th of it? A frame holding no host time
+ * always is.
+ */
+bool gs_frame_holds(uint64_t ns, uint64_t away, unsigned int part) GS_HIDDEN_EST;
+/*
  * From when a launch predicted to end at @end may well end: twice @e's
  * deviation before @end (0: any time).
  */

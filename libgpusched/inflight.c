@@ -459,6 +459,10 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 	    ev_elapsed(cs->ev[cs->prev], cs->ev[slot], &ms) != CUDA_SUCCESS)
 		return;
 	ns = gs_elapsed_ns(ms);
+	if (!gs_frame_holds(ns, cs->ev_away[slot], GS_FRAME_PART)) {
+		STAT_INC(late_frames);
+		return;
+	}
 	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
 				 cs->ev_key[slot], true), ns);
 	gs_est_add(&cs->est, ns);
@@ -1048,6 +1052,7 @@ static bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->ev_mark[slot] = cs->launches;
 	cs->ev_cum[slot] = cs->cum_ns;
 	cs->ev_key[slot] = key;
+	cs->ev_away[slot] = 0;
 	cs->ev_stream[slot] = stream;
 	cs->ev_kind[slot] = 0;
 	cs->nr++;
@@ -1353,7 +1358,7 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	    !time_this(cs, key))
 		return;
 	/* Before the look: a host away between it and the launch call's
-	 * return is then in the call's time, which frame_known() judges.
+	 * return is then in the call's time (frame_away_start()).
 	 */
 	fr->since = gs_now_ns();
 	if (cs->nr && cs->ev_mark[last] == cs->launches &&
@@ -1366,49 +1371,53 @@ void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 }
 
 /*
- * Is the frame of a timed launch whose call returned at @called a sample
- * of its kernel? If the event before the kernel (@start) is still pending
- * once the call returned, the kernel starts as that event completes, and
- * the frame is the kernel's however long the call took. If it completed,
- * the frame holds the part of the call before the kernel was submitted: a
- * few microseconds of a call that only queues it, left in. A call of
- * GS_SLOW_LAUNCH_US or more is the driver loading the kernel before it
- * submits it, or a host away (a thread preempted, a virtual CPU held)
- * before or after the submission: which of them is not known, and so
- * neither is the kernel's part of the frame. Taking the whole call off
- * would leave a host away while the kernel ran a sample of a fraction of
- * the kernel, and the queue bound and the early hand-over, counted in
- * those lengths, would let several times the work queue up and be left
- * behind. Such a launch gives no sample; a kernel whose length is not
- * known yet is timed again at its next launch (time_this_of()). The
- * call's time counts from the look before the event was recorded
- * (frame_start()). Caller holds cs->lock.
+ * Host time that may lie inside the frame of a timed launch whose call
+ * returned at @called, on the side of the event before the kernel
+ * (@start). If that event is still pending once the call returned, the
+ * kernel starts as it completes, and the frame starts with the kernel
+ * however long the call took: none. If it completed, the frame holds the
+ * part of the call before the kernel was submitted: the driver loading
+ * the kernel, or a host away (a thread preempted, a virtual CPU held)
+ * before the submission, or none of it if the host was away after it,
+ * while the kernel ran. Which is not known, so the whole call counts
+ * (from the look before the event was recorded, frame_start(), so that a
+ * thread preempted in between is in it too). Taking it off the sample
+ * instead would leave a host away while the kernel ran a sample of a
+ * fraction of the kernel, and the queue bound and the early hand-over,
+ * counted in those lengths, would let several times the work queue up and
+ * be left behind. A call shorter than GS_FRAME_AWAY_US counts as none
+ * (the look is a driver call saved): a few microseconds of a call that
+ * only queues the kernel. Caller holds cs->lock.
  */
-static bool frame_known(const struct gs_frame *fr, CUevent start,
-			uint64_t called)
+static uint64_t frame_away_start(const struct gs_frame *fr, CUevent start,
+				 uint64_t called)
 {
 	uint64_t took = called > fr->since ? called - fr->since : 0;
 
-	return took < 1000ull * GS_SLOW_LAUNCH_US ||
-	       ev_query(start) == CUDA_ERROR_NOT_READY;
+	if (took < 1000ull * GS_FRAME_AWAY_US ||
+	    ev_query(start) == CUDA_ERROR_NOT_READY)
+		return 0;
+	return took;
 }
 
 /*
- * Does the frame of a timed launch whose call returned at @called end
- * late, the event after the kernel (@end, just recorded) taking the time
- * the host came back rather than the kernel's end? So where the host was
- * away GS_SLOW_LAUNCH_US or more between the two (preempted, a virtual
- * CPU held, a lock waited for) and the event completed as it was
- * recorded: the kernel had ended, when is not known, and the launch gives
- * no sample. One kept would stand for the kernel's length, as a loading
- * would (frame_known()). Less time is left in, as on the start's side: a
+ * The same on the other side of the kernel, the event after it (@end,
+ * just recorded): where the host was away between the call's return and
+ * that record (preempted, a virtual CPU held, a lock waited for) and the
+ * event completed as it was recorded, the kernel had ended, when is not
+ * known, and the frame ends when the host came back: the time since the
+ * call returned counts. Less counts as none, as on the start's side: a
  * kernel of a few microseconds may end before the event is recorded.
  * Caller holds cs->lock.
  */
-static bool frame_late(CUevent end, uint64_t called)
+static uint64_t frame_away_end(CUevent end, uint64_t called)
 {
-	return gs_now_ns() - called >= 1000ull * GS_SLOW_LAUNCH_US &&
-	       ev_query(end) == CUDA_SUCCESS;
+	uint64_t away = gs_now_ns() - called;
+
+	if (away < 1000ull * GS_FRAME_AWAY_US ||
+	    ev_query(end) != CUDA_SUCCESS)
+		return 0;
+	return away;
 }
 
 /*
@@ -1495,7 +1504,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	if (cs->nr + cs->prev_ok < cs->nr_events) {
 		unsigned int last = ring_mod(cs, cs->head + cs->nr +
 					     cs->nr_events - 1);
-		uint64_t framed = 0;
+		uint64_t framed = 0, away = 0;
 		/* Read from the status page once for this launch. */
 		enum gs_sharing sharing = dev_sharing(cs->d);
 
@@ -1506,9 +1515,10 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 */
 		if (fr->how != FRAME_NONE && cs->nr &&
 		    cs->ev_mark[last] + 1 == cs->launches &&
-		    cs->ev_stream[last] == stream &&
-		    frame_known(fr, cs->ev[last], called))
+		    cs->ev_stream[last] == stream) {
+			away = frame_away_start(fr, cs->ev[last], called);
 			framed = key;
+		}
 		/* Untimed launches get an event now and then, so that
 		 * what is in flight is known (the queue bound, a drain):
 		 * after a few launches, or half the shared queue bound of
@@ -1529,10 +1539,8 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 			if (framed) {
 				unsigned int slot = ring_newest(cs);
 
-				if (frame_late(cs->ev[slot], called)) {
-					cs->ev_key[slot] = 0;
-					STAT_INC(late_frames);
-				}
+				cs->ev_away[slot] = away +
+					frame_away_end(cs->ev[slot], called);
 				timed_one(cs, sharing);
 			}
 			/* Not the event just recorded: it follows the kernel

@@ -231,6 +231,11 @@ struct gs_ctx {
 	 * times then frame that kernel. 0: no.
 	 */
 	uint64_t ev_key[GS_RING];
+	/* Host time that may lie inside that frame: where the host was away
+	 * around the launch (frame_away()), what the frame may hold beyond
+	 * the kernel (gs_frame_holds()).
+	 */
+	uint64_t ev_away[GS_RING];
 	CUstream ev_stream[GS_RING];
 	/* The newest event popped, kept unrecorded for the next one's
 	 * frame while prev_ok (so the ring holds one event fewer).
@@ -398,7 +403,7 @@ enum gs_sharing { ALONE, SHARED, SHARED_LATENCY };
  * A timed launch's start (frame_start()): the event before it on its
  * stream was still pending (the kernel starts as it completes), or was
  * recorded fresh (it may complete during the launch call, and the kernel
- * starts only once the call has submitted it: frame_known()). @since:
+ * starts only once the call has submitted it: frame_away_start()). @since:
  * when the host last saw that event pending, or recorded it.
  */
 struct gs_frame {

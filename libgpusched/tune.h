@@ -35,8 +35,12 @@
 #define GS_SPIN_US 200
 /* An early hand-over spins this last stretch rather than trust a wake-up. */
 #define GS_SPIN_NS 100000ull
-/* A launch call this long is the driver loading a kernel, not queueing one: counted (stats) when the token is held, and kept out of the kernel's length. */
+/* A launch call this long is the driver loading a kernel, not queueing one: counted (stats) when the token is held. */
 #define GS_SLOW_LAUNCH_US 1000
+/* Host time around a timed launch (its call, the events' records) shorter than this is the path's own, not a host away that may lie in the kernel's frame: a call that only queues takes microseconds. */
+#define GS_FRAME_AWAY_US 50
+/* A frame that may hold host time beyond this part of its length gives no sample: one an eighth off moves the 3:1 mean by a thirty-second. */
+#define GS_FRAME_PART 8
 /* While someone waits for a token we hold, the idle thread looks this often: a yield is answered even when no launch comes. */
 #define GS_YIELD_POLL_NS 50000ull
 /* The idle thread waits for a grant asked for a request launched beside the holder this long at most: it has other GPUs to watch. */

@@ -3,8 +3,8 @@
  * Host tests of the library's launch-length arithmetic
  * (libgpusched/estimate.c): the mean and deviation of GPU-timed samples,
  * the table of lengths by what was launched, launch keys, the
- * conversion of cuEventElapsedTime's milliseconds, and the naps of a wait
- * for an event. Made-up samples in ns.
+ * conversion of cuEventElapsedTime's milliseconds, the naps of a wait
+ * for an event, and which frames are samples. Made-up samples in ns.
  * tests/unit/estimate.t runs it plainly and under ASan+UBSan.
  */
 #include <math.h>
@@ -188,6 +188,28 @@ static void t_time_interval(void)
 	      "a huge ratio: the most, not wrapped");
 }
 
+static void t_frame_holds(void)
+{
+	CHECK(gs_frame_holds(20 * US, 0, 8),
+	      "no host time in the frame: a sample");
+	CHECK(gs_frame_holds(1 * US, 0, 0),
+	      "however short, and whatever the part");
+	CHECK(gs_frame_holds(800 * US, 100 * US, 8),
+	      "an eighth of the frame away: a sample");
+	CHECK(!gs_frame_holds(799 * US, 100 * US, 8),
+	      "a little more than an eighth: none");
+	CHECK(!gs_frame_holds(900 * US, 600 * US, 8),
+	      "a 300 us kernel framed with 600 us of host time: none");
+	CHECK(gs_frame_holds(5000 * US, 300 * US, 8),
+	      "a 5 ms kernel with 300 us away: a sample");
+	CHECK(!gs_frame_holds(7, 1, 8),
+	      "a frame of fewer ns than the part: any host time is too much");
+	CHECK(!gs_frame_holds(UINT64_MAX, 1, 0),
+	      "part 0: no host time at all");
+	CHECK(gs_frame_holds(UINT64_MAX, UINT64_MAX / 8, 8),
+	      "huge values: divided, not wrapped");
+}
+
 static const struct tap_test tests[] = {
 	{ "the first sample is the mean", t_first },
 	{ "the mean follows kernels that get shorter", t_follow },
@@ -200,6 +222,7 @@ static const struct tap_test tests[] = {
 	{ "naps toward an event", t_nap },
 	{ "naps with little of our work behind the event", t_nap_most },
 	{ "launches to one timed, by GPU time", t_time_interval },
+	{ "frames that may hold host time", t_frame_holds },
 };
 
 int main(int argc, char **argv)
