@@ -10,7 +10,7 @@ gs_msg =
 endif
 
 LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c period.c estimate.c \
-	hooks.c gate.c context.c inflight.c neighbour.c idle.c stats.c mem.c \
+	hooks.c gate.c context.c inflight.c span.c neighbour.c idle.c stats.c mem.c \
 	memsize.c diag.c nvml.c
 LIBGS_OBJS := $(patsubst %.c,$(B)/libgpusched/%.o,$(LIBGS_SRCS)) \
 	$(B)/libgpusched/dlsym.o

@@ -9,6 +9,8 @@
  *    launch that does not hold the token;
  *  - inflight.c: our own events around every launch, each launch timed on
  *    the GPU's clock, and the work in flight bounded by that time;
+ *  - span.c: several streams' work, its GPU time reported between the
+ *    library's own events (an anchor, a join of every stream);
  *  - neighbour.c: a latency-class client and its neighbour (the period
  *    learnt, the queue held back for it, launching beside the holder);
  *  - idle.c: the thread that gives a token back and answers yields when
@@ -312,6 +314,24 @@ struct gs_ctx {
 	uint64_t end_ns;
 };
 
+/*
+ * @x modulo the ring's size. The ring has GS_RING events unless the driver
+ * refused some: the divisor is then a constant, and the modulo a mask
+ * rather than a division, of which a launch would make several.
+ */
+static inline unsigned int ring_mod(const struct gs_ctx *cs, unsigned int x)
+{
+	if (__builtin_expect(cs->nr_events == GS_RING, 1))
+		return x % GS_RING;
+	return x % cs->nr_events;
+}
+
+/* The slot of @cs's newest event in the ring (cs->nr of them). */
+static inline unsigned int ring_newest(const struct gs_ctx *cs)
+{
+	return ring_mod(cs, cs->head + cs->nr - 1);
+}
+
 enum gs_dev_mode { DEV_NEW, DEV_OPEN, DEV_UNSCHED };
 
 /* One GPU, by UUID: one token client for all contexts on it. */
@@ -516,13 +536,14 @@ GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
 GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
-GS_HIDDEN void ctx_join(struct gs_ctx *cs);
-GS_HIDDEN void ctx_anchor_locked(struct gs_ctx *cs);
-GS_HIDDEN void ctx_stream_gone(CUstream stream);
 GS_HIDDEN bool gs_relax(CUstreamCaptureMode *old);
 GS_HIDDEN void gs_unrelax(bool relaxed, CUstreamCaptureMode old);
 GS_HIDDEN void gs_relax_thread(void);
 GS_HIDDEN CUresult ev_query(CUevent ev);
+GS_HIDDEN bool ev_timed(const struct gs_ctx *cs, unsigned int slot);
+GS_HIDDEN CUresult ev_elapsed(CUevent from, CUevent to, float *ms);
+GS_HIDDEN bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
+			uint64_t key, bool timing);
 GS_HIDDEN CUresult stream_capture(CUstream s, bool ptsz,
 				 CUstreamCaptureStatus *cap);
 GS_HIDDEN bool throttle(struct gs_ctx *cs, uint64_t key);
@@ -530,6 +551,16 @@ GS_HIDDEN void frame_start(struct gs_ctx *cs, CUstream stream, bool ptsz,
 			    uint64_t key, struct gs_frame *fr);
 GS_HIDDEN void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		      const struct gs_frame *fr, uint64_t called);
+
+/* span.c */
+GS_HIDDEN void ctx_report_locked(struct gs_ctx *cs, uint64_t ns);
+GS_HIDDEN void span_release_locked(struct gs_ctx *cs);
+GS_HIDDEN void ctx_span_locked(struct gs_ctx *cs, unsigned int slot);
+GS_HIDDEN struct gs_strm *strm_of(struct gs_ctx *cs, CUstream stream, bool ptsz);
+GS_HIDDEN void join_now_locked(struct gs_ctx *cs);
+GS_HIDDEN void ctx_join(struct gs_ctx *cs);
+GS_HIDDEN void ctx_anchor_locked(struct gs_ctx *cs);
+GS_HIDDEN void ctx_stream_gone(CUstream stream);
 
 /* neighbour.c */
 GS_HIDDEN void lat_observe(struct gs_dev *d, const struct gpusched *g, uint32_t fl, uint64_t now);
