@@ -214,8 +214,9 @@ static void ctx_reap_locked(struct gs_ctx *cs, unsigned int upto);
 
 /*
  * Is a thread waiting for room in @cs's queue, or more than @left_ns of our
- * work predicted unfinished on the GPU (0: any of it running)? Where no
- * length is measured yet, any of it running.
+ * work predicted unfinished on the GPU (0: any of it running, its streams'
+ * newest launches marked for it: strm_running_locked())? Where no length
+ * is measured yet, any of it running.
  */
 bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns)
 {
@@ -228,10 +229,16 @@ bool ctx_busy(struct gs_ctx *cs, uint64_t left_ns)
 	if (!busy && left_ns && cs->est.mean && real.cuEventQuery) {
 		ctx_reap_locked(cs, cs->nr);
 		busy = queued_ns(cs) > left_ns;
-	} else if (!busy && cs->nr && real.cuEventQuery) {
+	} else if (!busy && real.cuEventQuery) {
 		unsigned int last = ring_newest(cs);
 
-		busy = ev_query(cs->ev[last]) == CUDA_ERROR_NOT_READY;
+		/* The ring's newest event: a join waits for every stream's
+		 * work before it, an anchor for nothing. Then each stream's
+		 * newest launch.
+		 */
+		busy = (cs->nr && !(cs->ev_kind[last] & EVK_ANCHOR) &&
+			ev_query(cs->ev[last]) == CUDA_ERROR_NOT_READY) ||
+		       strm_running_locked(cs);
 	}
 	pthread_mutex_unlock(&cs->lock);
 	return busy;

@@ -558,6 +558,7 @@ GS_HIDDEN void span_release_locked(struct gs_ctx *cs);
 GS_HIDDEN void ctx_span_locked(struct gs_ctx *cs, unsigned int slot);
 GS_HIDDEN struct gs_strm *strm_of(struct gs_ctx *cs, CUstream stream, bool ptsz);
 GS_HIDDEN void join_now_locked(struct gs_ctx *cs);
+GS_HIDDEN bool strm_running_locked(struct gs_ctx *cs);
 GS_HIDDEN void ctx_join(struct gs_ctx *cs);
 GS_HIDDEN void ctx_anchor_locked(struct gs_ctx *cs);
 GS_HIDDEN void ctx_stream_gone(CUstream stream);

@@ -197,6 +197,47 @@ static bool strm_unmarked(const struct gs_strm *e)
 }
 
 /*
+ * Mark @e's stream: where its newest launch has no event of ours after it,
+ * record one (in @cs's context, current), unless the stream is being
+ * captured. Whether its newest launch has one now. Caller holds cs->lock.
+ */
+static bool strm_mark_locked(struct gs_ctx *cs, struct gs_strm *e)
+{
+	return !strm_unmarked(e) ||
+	       (strm_idle(e) && ev_push(cs, e->s, e->ptsz, 0, false));
+}
+
+/*
+ * The ring slot of @e's newest event in *@slot: whether it has one not
+ * yet popped (one popped completed). Caller holds cs->lock.
+ */
+static bool strm_slot(const struct gs_ctx *cs, const struct gs_strm *e,
+		      unsigned int *slot)
+{
+	if (!e->ev_ok || e->ev_seq < cs->head_seq)
+		return false;
+	*slot = ring_mod(cs, cs->head + (unsigned int)(e->ev_seq - cs->head_seq));
+	return true;
+}
+
+/*
+ * Make @cs's context current on the calling thread (cuCtxPushCurrent):
+ * whether it did. ctx_leave() pops it.
+ */
+static bool ctx_enter(struct gs_ctx *cs)
+{
+	return real.cuCtxPushCurrent_v2 && real.cuCtxPopCurrent_v2 &&
+	       real.cuCtxPushCurrent_v2(cs->ctx) == CUDA_SUCCESS;
+}
+
+static void ctx_leave(void)
+{
+	CUcontext popped;
+
+	real.cuCtxPopCurrent_v2(&popped);
+}
+
+/*
  * The join stream waits for @e's newest event, one recorded after its
  * newest launch where none follows it (in @cs's context, current).
  * Whether it does (or nothing is left to wait for). Caller holds cs->lock.
@@ -205,13 +246,48 @@ static bool strm_wait_locked(struct gs_ctx *cs, struct gs_strm *e)
 {
 	unsigned int slot;
 
-	if (strm_unmarked(e) &&
-	    (!strm_idle(e) || !ev_push(cs, e->s, e->ptsz, 0, false)))
+	if (!strm_mark_locked(cs, e))
 		return false;
-	if (e->ev_seq < cs->head_seq)
+	if (!strm_slot(cs, e, &slot))
 		return true;	/* completed */
-	slot = ring_mod(cs, cs->head + (unsigned int)(e->ev_seq - cs->head_seq));
 	return real.cuStreamWaitEvent(cs->join_s, cs->ev[slot], 0) == CUDA_SUCCESS;
+}
+
+/**
+ * strm_running_locked() - is work on @cs's streams still running?
+ * @cs: a context, its lock held
+ *
+ * Whether the event after the newest launch of a stream in the table is
+ * still pending, recorded now (in the context, made current) where none
+ * follows that launch yet. Our events follow a launch only now and then
+ * (queued()), and the ring's newest says nothing of the launches after
+ * it, nor of other streams' work: a program that launches a kernel longer
+ * than the idle time and waits for it would look idle while it runs. A
+ * stream being captured, or one that cannot be recorded on (the ring
+ * full), says nothing. Nor do a thread's own default streams, not in the
+ * table (strm_of()).
+ */
+bool strm_running_locked(struct gs_ctx *cs)
+{
+	bool entered = false, busy = false;
+	unsigned int slot;
+
+	if (atomic_load(&cs->dead))
+		return false;
+	for (unsigned int i = 0; i < cs->nr_strm && !busy; i++) {
+		struct gs_strm *e = &cs->strm[i];
+
+		if (strm_unmarked(e) && !entered) {
+			entered = ctx_enter(cs);
+			if (!entered)
+				break;
+		}
+		busy = strm_mark_locked(cs, e) && strm_slot(cs, e, &slot) &&
+		       ev_query(cs->ev[slot]) == CUDA_ERROR_NOT_READY;
+	}
+	if (entered)
+		ctx_leave();
+	return busy;
 }
 
 /*
@@ -224,17 +300,14 @@ static bool join_locked(struct gs_ctx *cs)
 {
 	unsigned int need = 1;
 	CUstreamCaptureMode mode;
-	CUcontext popped;
 	bool ok = false, relaxed;
 
 	/* cuStreamCreate: lib_streams_locked(). */
-	if (!real.cuStreamWaitEvent || !real.cuEventQuery ||
-	    !real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2)
+	if (!real.cuStreamWaitEvent || !real.cuEventQuery)
 		return false;
 	for (unsigned int i = 0; i < cs->nr_strm; i++)
 		need += strm_unmarked(&cs->strm[i]);
-	if (cs->nr + cs->prev_ok + need > cs->nr_events ||
-	    real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS)
+	if (cs->nr + cs->prev_ok + need > cs->nr_events || !ctx_enter(cs))
 		return false;
 	/* Waits and records beside another thread's capture: relaxed, as
 	 * the queries are (gs_relax()).
@@ -253,7 +326,7 @@ static bool join_locked(struct gs_ctx *cs)
 	}
 out:
 	gs_unrelax(relaxed, mode);
-	real.cuCtxPopCurrent_v2(&popped);
+	ctx_leave();
 	return ok;
 }
 
@@ -286,18 +359,14 @@ void join_now_locked(struct gs_ctx *cs)
  */
 static void strm_gone_locked(struct gs_ctx *cs, unsigned int i)
 {
-	CUcontext popped;
-
 	if (cs->multi && !atomic_load(&cs->dead)) {
-		if (!real.cuStreamWaitEvent || !real.cuCtxPushCurrent_v2 ||
-		    !real.cuCtxPopCurrent_v2 ||
-		    real.cuCtxPushCurrent_v2(cs->ctx) != CUDA_SUCCESS) {
+		if (!real.cuStreamWaitEvent || !ctx_enter(cs)) {
 			cs->strm_over = true;
 		} else {
 			if (!lib_streams_locked(cs) ||
 			    !strm_wait_locked(cs, &cs->strm[i]))
 				cs->strm_over = true;
-			real.cuCtxPopCurrent_v2(&popped);
+			ctx_leave();
 		}
 	}
 	cs->strm[i] = cs->strm[--cs->nr_strm];

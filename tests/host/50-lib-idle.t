@@ -24,4 +24,37 @@ check "its hold before that, the waiter waiting, counted dry (${d:-0} us >= $(us
 	[ "${d:-0}" -ge "$(us 2500)" ]
 check "no overlap on the GPU" [ "$(violations)" = 0 ]
 show idler waiter
+
+# Not idle while a kernel of ours runs: a program that launches kernels
+# longer than the idle time one at a time and waits for each
+# (cuStreamSynchronize, not a wait of the library's) keeps the token
+# through its slice while another process waits for it. Our events follow
+# a launch only now and then, and the newest says nothing of the launches
+# after it (nor does an anchor, which opens a span of two streams' work,
+# of anything): idle time was counted from the last launch while the
+# kernel ran, and the token given away (the waiter then got 0.90 of its
+# run with one thread, 0.92 with two taking turns). The idle thread now
+# marks each stream's newest launch with an event and asks it. Kernels a
+# tenth longer than the idle time, and an event of ours only after 100
+# ms of work (half of queue_us), so that most launches have none; one
+# thread with an idle time of 50 ms, so that a loaded host that keeps the
+# program from launching that long is not what the check sees; two
+# threads, whose spans open often, with 10 ms.
+s=1.2
+[ "$GS_TEST_SCALE" = 1 ] || s=12
+for th in 1 2; do
+	idle=$(us $((th == 1 ? 50000 : 10000)))
+	GS_DOUBLE_SHARED_STREAMS=1 run_bg holder client \
+		GPUSCHED_TUNE="$GPUSCHED_TUNE,idle_us=$idle,queue_us=$(us 200000)" \
+		"$GS_CLIENT" --seconds "$s" --threads $th \
+		--kernel-us $((idle * 11 / 10)) --period-us 1
+	sleep "$(echo "$s" | awk '{ print $1 / 12 }')"
+	GS_DOUBLE_SHARED_STREAMS=1 client "$GS_CLIENT" \
+		--seconds "$(echo "$s" | awk '{ print $1 / 2 }')" \
+		--kernel-us "$(us 300)" >"$T/other.out" 2>"$T/other.err"
+	wait_bg holder
+	o=$(value share "$T/other.out")
+	check "$th thread(s), kernels past the idle time: the token kept while they ran (the waiter's share ${o:-none})" \
+		above 0.1 "${o:-1}"
+done
 done_testing
