@@ -1166,10 +1166,14 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 		 * latency-class client, whose wait our queue is, bounded
 		 * kernel by kernel; and every one of a latency-class
 		 * client, whose next launch asks whether it found our work
-		 * done (ctx_dry_locked()).
+		 * done (ctx_dry_locked()). On a stream outside the table (a
+		 * thread's own default stream: strm_of()), which the idle
+		 * thread cannot mark, after the idle time of work: a
+		 * kernel that long, waited for, is not idleness.
 		 */
 		if ((framed || cs->launches - cs->last_mark >= time_every(sharing) / 2 ||
 		     cs->cum_ns - cs->mark_cum >= gs_config()->queue_ns / 2 ||
+		     (!e && cs->cum_ns - cs->mark_cum >= gs_config()->idle_ns) ||
 		     sharing == SHARED_LATENCY ||
 		     is_latency(atomic_load(&cs->d->g)) ||
 		     time_this_of(cs, key, k)) &&

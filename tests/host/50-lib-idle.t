@@ -39,14 +39,19 @@ show idler waiter
 # ms of work (half of queue_us), so that most launches have none; one
 # thread with an idle time of 50 ms, so that a loaded host that keeps the
 # program from launching that long is not what the check sees; two
-# threads, whose spans open often, with 10 ms.
+# threads, whose spans open often, with 10 ms. A thread's own default
+# stream (--ptsz: the _ptsz entry points), which the idle thread cannot
+# record on, gets an event after the idle time of work instead.
 s=1.2
 [ "$GS_TEST_SCALE" = 1 ] || s=12
-for th in 1 2; do
+for v in "1" "2" "1 --ptsz"; do
+	set -- $v
+	th=$1
+	shift
 	idle=$(us $((th == 1 ? 50000 : 10000)))
 	GS_DOUBLE_SHARED_STREAMS=1 run_bg holder client \
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,idle_us=$idle,queue_us=$(us 200000)" \
-		"$GS_CLIENT" --seconds "$s" --threads $th \
+		"$GS_CLIENT" --seconds "$s" --threads "$th" "$@" \
 		--kernel-us $((idle * 11 / 10)) --period-us 1
 	sleep "$(echo "$s" | awk '{ print $1 / 12 }')"
 	GS_DOUBLE_SHARED_STREAMS=1 client "$GS_CLIENT" \
@@ -54,7 +59,9 @@ for th in 1 2; do
 		--kernel-us "$(us 300)" >"$T/other.out" 2>"$T/other.err"
 	wait_bg holder
 	o=$(value share "$T/other.out")
-	check "$th thread(s), kernels past the idle time: the token kept while they ran (the waiter's share ${o:-none})" \
+	what="$th thread(s)"
+	[ "$*" = --ptsz ] && what="$what, on its own default stream"
+	check "$what, kernels past the idle time: the token kept while they ran (the waiter's share ${o:-none})" \
 		above 0.1 "${o:-1}"
 done
 done_testing
