@@ -352,14 +352,17 @@ void join_now_locked(struct gs_ctx *cs)
 }
 
 /*
- * @e's stream, of @cs, is about to be destroyed: the join stream waits
- * for it now (strm_wait_locked(), in the context pushed current), and its
- * entry leaves the table. Where it cannot, the turn goes unjoined. Caller
- * holds cs->lock.
+ * The stream of @cs's table entry @i is about to be destroyed: the join
+ * stream waits for it now (strm_wait_locked(), in the context made
+ * current), and its entry leaves the table. Where it cannot, the turn
+ * goes unjoined. A context of one stream marks its newest launch
+ * instead. Caller holds cs->lock.
  */
 static void strm_gone_locked(struct gs_ctx *cs, unsigned int i)
 {
-	if (cs->multi && !atomic_load(&cs->dead)) {
+	bool alive = !atomic_load(&cs->dead);	/* else its events went too */
+
+	if (alive && cs->multi) {
 		if (!real.cuStreamWaitEvent || !ctx_enter(cs)) {
 			cs->strm_over = true;
 		} else {
@@ -368,6 +371,12 @@ static void strm_gone_locked(struct gs_ctx *cs, unsigned int i)
 				cs->strm_over = true;
 			ctx_leave();
 		}
+	} else if (alive && strm_unmarked(&cs->strm[i]) && ctx_enter(cs)) {
+		/* Its last work gets an event of ours, which the idle
+		 * thread's look (strm_running_locked()) no longer could.
+		 */
+		strm_mark_locked(cs, &cs->strm[i]);
+		ctx_leave();
 	}
 	cs->strm[i] = cs->strm[--cs->nr_strm];
 }

@@ -341,12 +341,13 @@ static void *run_thread(void *arg)
 	CUstream s = NULL;
 	CUevent bev = NULL;	/* --burst: after the request's last launch */
 	unsigned int n = 0, req = 0;
+	bool churned = false;	/* the last launch's stream destroyed */
 
 	struct rusage ru0, ru1;
 
 	getrusage(RUSAGE_THREAD, &ru0);
 	CK(cuCtxSetCurrent(ctx));
-	if (opt.threads > 1 || opt.capture)
+	if (opt.threads > 1 || opt.capture || opt.stream_churn)
 		CK(cuStreamCreate(&s, 0));
 	if (opt.memcpy_too)
 		CK(cuMemAlloc_v2(&dev, sizeof(buf)));
@@ -399,7 +400,8 @@ static void *run_thread(void *arg)
 		/* Its stream destroyed with the kernel still queued, and a
 		 * new one made, as a program that makes a stream per task.
 		 */
-		if (s && opt.stream_churn && n % opt.stream_churn == 0) {
+		churned = s && opt.stream_churn && n % opt.stream_churn == 0;
+		if (churned) {
 			CK(cuStreamDestroy_v2(s));
 			CK(cuStreamCreate(&s, 0));
 		}
@@ -426,7 +428,10 @@ static void *run_thread(void *arg)
 			r = launch_one(n++, s);
 		}
 		if (opt.period_us && !r) {
-			CK(s ? cuStreamSynchronize(s) : cuCtxSynchronize());
+			/* The kernel's stream, unless that one is gone: then
+			 * the context's work.
+			 */
+			CK(s && !churned ? cuStreamSynchronize(s) : cuCtxSynchronize());
 			if (id == 0 && nr_lat < MAX_LAT) {
 				uint64_t us = (mono_ns() - tick) / 1000;
 
@@ -621,8 +626,10 @@ static void usage(FILE *f)
 "  --long-us N --long-every K   every K-th kernel lasts N us (lengths that vary)\n"
 "  --seconds S            run time (default 2)\n"
 "  --threads N            launching threads, each with a stream (default 1)\n"
-"  --stream-churn N       with --threads: each destroys its stream after every\n"
-"                         N-th launch, its kernel still queued, and makes another\n"
+"  --stream-churn N       each thread launches on a stream of its own, destroys\n"
+"                         it after every N-th launch, its kernel still queued,\n"
+"                         and makes another (--period-us then waits for that\n"
+"                         launch on the context)\n"
 "  --fork-at S            fork after S seconds; the child launches 0.3 s\n"
 "  --idle-after S --idle-for S   stop launching for a while\n"
 "  --period-us N          one launch every N us, each waited for (a probe)\n"

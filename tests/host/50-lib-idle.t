@@ -41,10 +41,12 @@ show idler waiter
 # program from launching that long is not what the check sees; two
 # threads, whose spans open often, with 10 ms. A thread's own default
 # stream (--ptsz: the _ptsz entry points), which the idle thread cannot
-# record on, gets an event after the idle time of work instead.
+# record on, gets an event after the idle time of work instead; a stream
+# destroyed with its kernel queued (the program then waits on the
+# context) gets one as it goes.
 s=1.2
 [ "$GS_TEST_SCALE" = 1 ] || s=12
-for v in "1" "2" "1 --ptsz"; do
+for v in "1" "2" "1 --ptsz" "1 --stream-churn 1"; do
 	set -- $v
 	th=$1
 	shift
@@ -59,8 +61,11 @@ for v in "1" "2" "1 --ptsz"; do
 		--kernel-us "$(us 300)" >"$T/other.out" 2>"$T/other.err"
 	wait_bg holder
 	o=$(value share "$T/other.out")
-	what="$th thread(s)"
-	[ "$*" = --ptsz ] && what="$what, on its own default stream"
+	case "$*" in
+	--ptsz) what="$th thread, on its own default stream" ;;
+	--stream-churn*) what="$th thread, a new stream for each kernel" ;;
+	*) what="$th thread(s)" ;;
+	esac
 	check "$what, kernels past the idle time: the token kept while they ran (the waiter's share ${o:-none})" \
 		above 0.1 "${o:-1}"
 done
