@@ -64,10 +64,10 @@ check "one kernel: the grant lasted the run (${g:-?} us >= ${w:-?} us)" \
 # sample. Else each such sample would stand for the kernel's length until
 # later ones averaged it away, and the GPU time reported would be the
 # host's. Held up for ten kernels' time, and for two, less than a launch
-# call that is a loading (1 ms): a loaded host's thread is away that long
-# more often than not (a sample of three times the kernel reported 1.7x
-# the work). Long enough for several timed launches (one in 64 alone) at
-# either scale.
+# call that is a loading (1 ms): a loaded host's thread is away for a
+# fraction of a millisecond more often than for more (such samples,
+# kept, reported 1.7x the work). Long enough for several timed launches
+# (one in 64 alone) at either scale.
 s=0.5
 [ "$GS_TEST_SCALE" = 1 ] || s=2
 for away in 3000 600; do
