@@ -234,8 +234,8 @@ struct gs_ctx {
 	 */
 	uint64_t ev_key[GS_RING];
 	/* Host time that may lie inside that frame: where the host was away
-	 * around the launch (frame_away()), what the frame may hold beyond
-	 * the kernel (gs_frame_holds()).
+	 * around the launch (frame_away_start(), frame_away_end()), what
+	 * the frame may hold beyond the kernel (gs_frame_holds()).
 	 */
 	uint64_t ev_away[GS_RING];
 	CUstream ev_stream[GS_RING];
