@@ -10,7 +10,9 @@
 # every client kind and fits its time, each kind reaches the client as its
 # options, PyTorch kinds run the (fake) loops, and every case where gpusched
 # is worse than default is listed, and no other, judged where processes
-# compete on the window in which all of them ran. GS_TEST_BUILD: where the
+# compete on the window in which all of them ran; a base build of the
+# library (--base-lib) runs as a mode of its own, and every figure where
+# gpusched is worse than it is listed. GS_TEST_BUILD: where the
 # library and the arbiter are built (default build/).
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -473,6 +475,32 @@ check "hooks: the processes run with the hooks alone (their gap 11 us)" \
 	grep -q '^  0 gap between its kernels p50 us  *10  *11  *12$' "$T/hooks.log"
 check "hooks: matrix.md gives the hooks a column of their own" \
 	grep -q '| hooks: gap between kernels p50 us | as-is | 10 | not run | 11 | 12 | not run |' "$T/hooks/matrix.md"
+
+# --base-lib: mode gpusched-base, gpusched with another build of the
+# library (here the same file under another name: the fake's gap is then
+# 10 us, 11 under gpusched), just before gpusched, in a column of its own;
+# every figure where gpusched is worse than it is listed.
+ln -s "$B/libgpusched/libgpusched.so.1" "$T/base.so"
+sed 's/FAKE_GPUSCHED_KGAP_US=11/FAKE_GPUSCHED_KGAP_US=11 FAKE_BASE_KGAP_US=10/' "$T/gap.scn" >"$T/base.scn"
+FAKE_BASE_LIB=$T/base.so GS_BUILD=$T/build "$bench" --out "$T/base" \
+	--base-lib "$T/base.so" "$T/base.scn" >"$T/base.log" 2>&1
+rc=$?
+sed 's/^/# /' "$T/base.log"
+check "base: the bench ran (exit $rc)" [ $rc = 0 ]
+check "base: the modes in the scenario's order, the base library just before gpusched" \
+	sh -c "[ \"\$(sed -n 's/^== base: \\([a-z+-]*\\) .*/\\1/p' '$T/base.log' | tr '\\n' ' ')\" = 'default gpusched-base gpusched ' ]"
+check "base: the processes run with the base library (their gap 10 us)" \
+	grep -q '^  0 gap between its kernels p50 us  *10  *10  *11$' "$T/base.log"
+check "base: gpusched's lower throughput than the base library's is listed" \
+	grep -q '^REGRESSED base as-is: throughput: gpusched 0.6[0-9]*, gpusched-base 0.6' "$T/base.log"
+check "base: and counted" grep -q '^1 case(s) where gpusched is worse than gpusched-base$' "$T/base.log"
+check "base: matrix.md gives the base library a column of its own" \
+	grep -q '| scenario | client | default | MPS | gpusched-base | gpusched | MPS+gpusched |' "$T/base/matrix.md"
+GS_BUILD=$T/build "$bench" --out "$T/nobase" --modes default,gpusched-base \
+	"$T/base.scn" >"$T/nobase.log" 2>&1
+rc=$?
+check "base: mode gpusched-base without --base-lib is refused (exit $rc)" [ $rc = 2 ]
+check "base: saying what is missing" grep -q 'give the library to run with --base-lib' "$T/nobase.log"
 
 echo "1..$n"
 [ $failed = 0 ]
