@@ -460,17 +460,28 @@ check "gap: the matrix gives it beside the ratio to plain, not judged" \
 check "gap: the table gives the launch length measured over the traced, under gpusched only" \
 	grep -q "^  0 launch length measured / its kernels' own  *-  *1.25$" "$T/gap.log"
 
+# bench_run NAME ARG...: the bench with --out $T/NAME, its output in
+# $T/NAME.log (shown), its exit status in rc.
+bench_run() {
+	br=$1
+	shift
+	GS_BUILD=$T/build "$bench" --out "$T/$br" "$@" >"$T/$br.log" 2>&1
+	rc=$?
+	sed 's/^/# /' "$T/$br.log"
+}
+# mode_order NAME: the modes run of scenario NAME, in order, on one line.
+mode_order() {
+	sed -n "s/^== $1: \\([a-z+-]*\\) .*/\\1/p" "$T/$1.log" | tr '\n' ' '
+}
+
 # --modes hooks: the library's hooks alone (GPUSCHED_MPS=1, the latency
 # class; the fake's gap is then 11 us, 12 under gpusched), run just before gpusched and given
 # in a column of its own; not run unless named (the gap run above).
 sed 's/FAKE_GPUSCHED_KGAP_US=11/FAKE_GPUSCHED_KGAP_US=12 FAKE_HOOKS_KGAP_US=11/' "$T/gap.scn" >"$T/hooks.scn"
-GS_BUILD=$T/build "$bench" --out "$T/hooks" --modes gpusched,hooks,default \
-	"$T/hooks.scn" >"$T/hooks.log" 2>&1
-rc=$?
-sed 's/^/# /' "$T/hooks.log"
+bench_run hooks --modes gpusched,hooks,default "$T/hooks.scn"
 check "hooks: the bench ran (exit $rc)" [ $rc = 0 ]
 check "hooks: the modes in the scenario's order, the hooks just before gpusched" \
-	sh -c "[ \"\$(sed -n 's/^== hooks: \\([a-z+]*\\) .*/\\1/p' '$T/hooks.log' | tr '\\n' ' ')\" = 'default hooks gpusched ' ]"
+	[ "$(mode_order hooks)" = 'default hooks gpusched ' ]
 check "hooks: the processes run with the hooks alone (their gap 11 us)" \
 	grep -q '^  0 gap between its kernels p50 us  *10  *11  *12$' "$T/hooks.log"
 check "hooks: matrix.md gives the hooks a column of their own" \
@@ -482,13 +493,10 @@ check "hooks: matrix.md gives the hooks a column of their own" \
 # every figure where gpusched is worse than it is listed.
 ln -s "$B/libgpusched/libgpusched.so.1" "$T/base.so"
 sed 's/FAKE_GPUSCHED_KGAP_US=11/FAKE_GPUSCHED_KGAP_US=11 FAKE_BASE_KGAP_US=10/' "$T/gap.scn" >"$T/base.scn"
-FAKE_BASE_LIB=$T/base.so GS_BUILD=$T/build "$bench" --out "$T/base" \
-	--base-lib "$T/base.so" "$T/base.scn" >"$T/base.log" 2>&1
-rc=$?
-sed 's/^/# /' "$T/base.log"
+FAKE_BASE_LIB=$T/base.so bench_run base --base-lib "$T/base.so" "$T/base.scn"
 check "base: the bench ran (exit $rc)" [ $rc = 0 ]
 check "base: the modes in the scenario's order, the base library just before gpusched" \
-	sh -c "[ \"\$(sed -n 's/^== base: \\([a-z+-]*\\) .*/\\1/p' '$T/base.log' | tr '\\n' ' ')\" = 'default gpusched-base gpusched ' ]"
+	[ "$(mode_order base)" = 'default gpusched-base gpusched ' ]
 check "base: the processes run with the base library (their gap 10 us)" \
 	grep -q '^  0 gap between its kernels p50 us  *10  *10  *11$' "$T/base.log"
 check "base: gpusched's lower throughput than the base library's is listed" \
@@ -496,9 +504,7 @@ check "base: gpusched's lower throughput than the base library's is listed" \
 check "base: and counted" grep -q '^1 case(s) where gpusched is worse than gpusched-base$' "$T/base.log"
 check "base: matrix.md gives the base library a column of its own" \
 	grep -q '| scenario | client | default | MPS | gpusched-base | gpusched | MPS+gpusched |' "$T/base/matrix.md"
-GS_BUILD=$T/build "$bench" --out "$T/nobase" --modes default,gpusched-base \
-	"$T/base.scn" >"$T/nobase.log" 2>&1
-rc=$?
+bench_run nobase --modes default,gpusched-base "$T/base.scn"
 check "base: mode gpusched-base without --base-lib is refused (exit $rc)" [ $rc = 2 ]
 check "base: saying what is missing" grep -q 'give the library to run with --base-lib' "$T/nobase.log"
 
