@@ -22,9 +22,9 @@ bool gs_est_unsteady(const struct gs_est *e)
 	return e->mean && 4 * e->dev > e->mean;
 }
 
-void gs_klen_add(struct gs_klen *k, uint64_t ns)
+uint64_t gs_est_least(const struct gs_est *e)
 {
-	k->ns = k->ns ? (3 * k->ns + ns) / 4 : ns;
+	return gs_est_near(e, e->mean);
 }
 
 uint64_t gs_launch_key(const void *f, unsigned int gx, unsigned int gy,

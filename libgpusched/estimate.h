@@ -29,10 +29,19 @@ void gs_est_add(struct gs_est *e, uint64_t ns) GS_HIDDEN_EST;
  */
 bool gs_est_unsteady(const struct gs_est *e) GS_HIDDEN_EST;
 
-/* One kernel's GPU time, by what was launched (gs_launch_key()). */
+/*
+ * The least a launch measured as @e is likely to take: twice the
+ * deviation below the mean, 0 where that is no time.
+ */
+uint64_t gs_est_least(const struct gs_est *e) GS_HIDDEN_EST;
+
+/*
+ * One kernel's GPU time, by what was launched (gs_launch_key()): with its
+ * deviation, as one function whose arguments set its length may vary.
+ */
 struct gs_klen {
 	uint64_t key;			/* 0: free */
-	uint64_t ns;			/* averaged 3:1 */
+	struct gs_est len;		/* gs_est_add() */
 };
 
 /*
@@ -62,12 +71,9 @@ take:
 	if (!add)
 		return NULL;
 	k->key = key;
-	k->ns = 0;
+	k->len = (struct gs_est){ 0 };
 	return k;
 }
-
-/* A sample of @k's length: @ns. */
-void gs_klen_add(struct gs_klen *k, uint64_t ns) GS_HIDDEN_EST;
 
 /*
  * What a launch runs: the function (or graph) and its shape, mixed into

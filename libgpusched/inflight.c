@@ -288,7 +288,13 @@ static struct gs_klen *klen_of(struct gs_ctx *cs, uint64_t key)
 /* The GPU time predicted for a launch whose entry is @k (klen_of()). */
 static uint64_t klen_ns(const struct gs_ctx *cs, const struct gs_klen *k)
 {
-	return k && k->ns ? k->ns : cs->est.mean;
+	return k && k->len.mean ? k->len.mean : cs->est.mean;
+}
+
+/* The least GPU time likely for that launch (gs_est_least()). */
+static uint64_t klen_least(const struct gs_ctx *cs, const struct gs_klen *k)
+{
+	return gs_est_least(k && k->len.mean ? &k->len : &cs->est);
 }
 
 /* The GPU time predicted for a launch of @key. Caller holds cs->lock. */
@@ -307,6 +313,12 @@ uint64_t queued_ns(struct gs_ctx *cs)
 static uint64_t work_after(struct gs_ctx *cs, unsigned int slot)
 {
 	return cs->cum_ns - cs->ev_cum[slot];
+}
+
+/* The least GPU time likely after event @slot (klen_least()). */
+static uint64_t least_after(struct gs_ctx *cs, unsigned int slot)
+{
+	return cs->cum_least - cs->ev_least[slot];
 }
 
 /*
@@ -408,8 +420,8 @@ static void klen_sample(struct gs_ctx *cs, unsigned int slot)
 		STAT_INC(late_frames);
 		return;
 	}
-	gs_klen_add(gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
-				 cs->ev_key[slot], true), ns);
+	gs_est_add(&gs_klen_find(cs->klen, GS_KLEN, GS_KLEN_PROBE,
+				 cs->ev_key[slot], true)->len, ns);
 	gs_est_add(&cs->est, ns);
 	cs->samples++;
 	STAT_INC(timed);
@@ -719,15 +731,16 @@ static int wait_dry(struct gs_ctx *cs, CUevent ev, uint64_t end,
 
 /*
  * Wait for @ev, recorded after some but not all of our queued launches,
- * with @behind_ns of our GPU time predicted after it (ev_sync()), unless a
- * latency client's next request is predicted (lat_watch()) within
- * @reach_ns from now: then look at the event and the status page every
- * GS_YIELD_POLL_NS until GS_SPIN_US before the request, and without
- * sleeping from then until it is overdue. Nor napping as long as
- * ev_sync() does, where less than GS_SPIN_US of work is behind the event
- * (gs_nap_most()): a wake-up can come later than that (a long nap while
- * our work waited behind another context's), and the GPU would run out of
- * our work before the next launch.
+ * with at least @behind_ns of our GPU time likely after it (least_after():
+ * launches of one kernel whose length varies may all be short), by
+ * ev_sync(), unless a latency client's next request is predicted
+ * (lat_watch()) within @reach_ns from now: then look at the event and the
+ * status page every GS_YIELD_POLL_NS until GS_SPIN_US before the request,
+ * and without sleeping from then until it is overdue. Neither napping
+ * nor polling less often than gs_nap_most() says, where less than
+ * GS_SPIN_US of work is behind the event: a wake-up can come later than
+ * that (a long nap while our work waited behind another context's), and
+ * the GPU would run out of our work before the next launch.
  * Returns DRY_YIELD when asked to yield (the gate then gives the token
  * away early), DRY_STUCK when @ev has not completed by @giveup
  * (wait_stuck_at()), else DRY_SEEN. The caller picks @reach_ns
@@ -737,12 +750,15 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
 		   uint64_t behind_ns, uint64_t giveup)
 {
 	struct gs_dev *d = cs->d;
-	uint64_t now = gs_now_ns(), until = 0, from = 0, most;
+	uint64_t now = gs_now_ns(), until = 0, from = 0, step;
+	uint64_t most = gs_nap_most(behind_ns, gs_config()->spin_ns,
+				    GS_EV_NAP_NS);
 
 	if (real.cuEventQuery && reach_ns)
 		from = lat_watch(d, now, &until);
 	if (from > now && from - now > reach_ns)
 		from = 0;
+	step = most && most < GS_YIELD_POLL_NS ? most : GS_YIELD_POLL_NS;
 	while (from) {
 		if (ev_query(ev) != CUDA_ERROR_NOT_READY)
 			return DRY_SEEN;
@@ -752,12 +768,10 @@ static int wait_ev(struct gs_ctx *cs, CUevent ev, uint64_t reach_ns,
 		if (now >= until)
 			break;
 		if (now < from)
-			sleep_until(now + GS_YIELD_POLL_NS < from ?
-				    now + GS_YIELD_POLL_NS : from);
+			sleep_until(now + step < from ? now + step : from);
 		else
 			sched_yield();
 	}
-	most = gs_nap_most(behind_ns, gs_config()->spin_ns, GS_EV_NAP_NS);
 	return ev_sync(ev, most ? most : GS_EV_NAP_MAX_NS, giveup) ?
 	       DRY_SEEN : DRY_STUCK;
 }
@@ -813,7 +827,7 @@ bool throttle(struct gs_ctx *cs, uint64_t key)
 		uint64_t now = gs_now_ns(), end = 0;
 		struct gs_est est = cs->est;
 		uint64_t reach = wait_reach(cs, cs->head);
-		uint64_t behind = est.mean ? work_after(cs, cs->head) :
+		uint64_t behind = est.mean ? least_after(cs, cs->head) :
 					     UINT64_MAX;
 		uint64_t giveup = wait_stuck_at(cs, now);
 		unsigned int life;
@@ -896,6 +910,7 @@ bool ev_push(struct gs_ctx *cs, CUstream stream, bool ptsz,
 	cs->ev[slot] = ev;
 	cs->ev_mark[slot] = cs->launches;
 	cs->ev_cum[slot] = cs->cum_ns;
+	cs->ev_least[slot] = cs->cum_least;
 	cs->ev_key[slot] = key;
 	cs->ev_away[slot] = 0;
 	cs->ev_stream[slot] = stream;
@@ -931,7 +946,7 @@ static bool time_this_of(const struct gs_ctx *cs, uint64_t key,
 {
 	if (!cs->est.mean || cs->launches >= cs->sample_at)
 		return true;
-	return key && (!k || !k->ns);
+	return key && (!k || !k->len.mean);
 }
 
 /* time_this_of() with @key's entry looked up (klen_of()). */
@@ -1116,6 +1131,7 @@ void queued(struct gs_ctx *cs, CUstream stream, bool ptsz, uint64_t key,
 	len = klen_ns(cs, k);
 	cs->launches++;
 	cs->cum_ns += len;
+	cs->cum_least += klen_least(cs, k);
 	e = strm_of(cs, stream, ptsz);
 	if (e)
 		e->last = cs->launches;

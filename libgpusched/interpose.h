@@ -226,8 +226,8 @@ struct gs_ctx {
 	CUevent ev_t[GS_RING], ev_n[GS_RING];
 	CUevent ev[GS_RING];
 	uint64_t ev_mark[GS_RING];
-	/* cum_ns when each event was recorded. */
-	uint64_t ev_cum[GS_RING];
+	/* cum_ns and cum_least when each event was recorded. */
+	uint64_t ev_cum[GS_RING], ev_least[GS_RING];
 	/* The key of the launch an event follows, if the event before it
 	 * marks that launch's start (frame_start()): the two events' GPU
 	 * times then frame that kernel. 0: no.
@@ -260,6 +260,10 @@ struct gs_ctx {
 	 * launches, and up to cs->done: what is queued is the difference.
 	 */
 	uint64_t cum_ns, done_cum;
+	/* The least GPU time likely for each launch (klen_least()), summed:
+	 * how soon the GPU may run out of what is queued after an event.
+	 */
+	uint64_t cum_least;
 	/*
 	 * The popped event that takes timestamps whose completion is the
 	 * latest seen, and cum_ns when it was recorded: from it the GPU time

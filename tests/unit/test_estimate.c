@@ -66,11 +66,12 @@ static void t_klen(void)
 	memset(tab, 0, sizeof(tab));
 	CHECK(!gs_klen_find(tab, 16, 4, 7, false), "absent without add");
 	a = gs_klen_find(tab, 16, 4, 7, true);
-	CHECK(a && a->key == 7 && a->ns == 0, "made with add");
-	gs_klen_add(a, 50 * US);
-	CHECK(a->ns == 50 * US, "the first sample is the length");
-	gs_klen_add(a, 150 * US);
-	CHECK(a->ns == 75 * US, "then averaged 3:1 (%llu)", (unsigned long long)a->ns);
+	CHECK(a && a->key == 7 && a->len.mean == 0, "made with add");
+	gs_est_add(&a->len, 50 * US);
+	CHECK(a->len.mean == 50 * US, "the first sample is the length");
+	gs_est_add(&a->len, 150 * US);
+	CHECK(a->len.mean == 75 * US, "then averaged 3:1 (%llu)",
+	      (unsigned long long)a->len.mean);
 	CHECK(gs_klen_find(tab, 16, 4, 7, false) == a, "found again");
 	/* 16 + 7: the same home slot; probed to the next. */
 	b = gs_klen_find(tab, 16, 4, 16 * 1024 + 7, true);
@@ -84,9 +85,9 @@ static void t_klen_full(void)
 
 	memset(tab, 0, sizeof(tab));
 	for (uint64_t key = 1; key <= 4; key++)
-		gs_klen_add(gs_klen_find(tab, 4, 4, key, true), key * US);
+		gs_est_add(&gs_klen_find(tab, 4, 4, key, true)->len, key * US);
 	k = gs_klen_find(tab, 4, 4, 99, true);
-	CHECK(k && k->key == 99 && k->ns == 0, "a full table gives the newest key a place");
+	CHECK(k && k->key == 99 && k->len.mean == 0 && k->len.dev == 0, "a full table gives the newest key a place");
 	CHECK(!gs_klen_find(tab, 4, 4, 1000, false), "and an absent key is still absent");
 }
 
@@ -125,6 +126,28 @@ static void t_near(void)
 	e.dev = 0;
 	CHECK(gs_est_near(&e, 100000 * US) == 100000 * US,
 	      "steady lengths: the end itself");
+}
+
+static void t_least(void)
+{
+	struct gs_est e = { 0 };
+
+	CHECK(gs_est_least(&e) == 0, "nothing measured: 0");
+	for (int i = 0; i < 32; i++)
+		gs_est_add(&e, 100 * US);
+	CHECK(gs_est_least(&e) == 100 * US, "steady lengths: the mean (%llu)",
+	      (unsigned long long)gs_est_least(&e));
+	e = (struct gs_est){ .mean = 100 * US, .dev = 20 * US };
+	CHECK(gs_est_least(&e) == 60 * US, "twice the deviation below it (%llu)",
+	      (unsigned long long)gs_est_least(&e));
+	/* One function of 25 to 200 us, by its argument. */
+	e = (struct gs_est){ 0 };
+	for (int i = 0; i < 64; i++)
+		gs_est_add(&e, (25 + (uint64_t)(i * 37 % 8) * 25) * US);
+	CHECK(gs_est_least(&e) < 25 * US,
+	      "widely varied lengths: no more than the shortest (%llu, mean %llu dev %llu)",
+	      (unsigned long long)gs_est_least(&e), (unsigned long long)e.mean,
+	      (unsigned long long)e.dev);
 }
 
 static void t_nap(void)
@@ -219,6 +242,7 @@ static const struct tap_test tests[] = {
 	{ "launch keys", t_keys },
 	{ "milliseconds to nanoseconds", t_elapsed },
 	{ "where a launch may end", t_near },
+	{ "the least a launch is likely to take", t_least },
 	{ "naps toward an event", t_nap },
 	{ "naps with little of our work behind the event", t_nap_most },
 	{ "launches to one timed, by GPU time", t_time_interval },
