@@ -83,6 +83,24 @@ uint64_t gs_nap_most(uint64_t behind, uint64_t spin, uint64_t min)
 	return behind / 2 > min ? behind / 2 : min;
 }
 
+unsigned int gs_scale_next(unsigned int scale, uint64_t ns, uint64_t span,
+			   unsigned int most_streams)
+{
+	uint64_t want, least = GS_SCALE_ONE / (most_streams ? most_streams : 1);
+
+	if (!scale)
+		scale = GS_SCALE_ONE;
+	if (!ns || !span)
+		return scale;
+	/* A span is under a minute (gs_elapsed_ns()): no overflow. */
+	want = scale * span / ns;
+	if (want > GS_SCALE_ONE)
+		want = GS_SCALE_ONE;
+	if (want < least)
+		want = least;
+	return (unsigned int)((3 * (uint64_t)scale + want) / 4);
+}
+
 unsigned int gs_time_interval(unsigned int every, uint64_t mean,
 			      uint64_t budget, unsigned int most)
 {

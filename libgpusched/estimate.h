@@ -137,4 +137,21 @@ struct gs_nap {
 uint64_t gs_nap_next(struct gs_nap *n, uint64_t now, uint64_t near,
 		     uint64_t until) GS_HIDDEN_EST;
 
+/*
+ * Lengths timed on each stream add up to more than the GPU's time where
+ * kernels of several streams wait for, or share, the GPU together: the
+ * part of the sum the GPU's clock saw pass, in GS_SCALE_ONE'ths.
+ */
+#define GS_SCALE_ONE 1024u
+
+/*
+ * The next such part, from @scale, after a span of @span ns of the GPU's
+ * clock that held @ns of lengths predicted at @scale: averaged 3:1
+ * toward what would have predicted @span, never above GS_SCALE_ONE (a
+ * span holds gaps too) nor below GS_SCALE_ONE / @most_streams. @scale 0
+ * is GS_SCALE_ONE.
+ */
+unsigned int gs_scale_next(unsigned int scale, uint64_t ns, uint64_t span,
+			   unsigned int most_streams) GS_HIDDEN_EST;
+
 #endif /* GS_ESTIMATE_H */

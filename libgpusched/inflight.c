@@ -285,16 +285,22 @@ static struct gs_klen *klen_of(struct gs_ctx *cs, uint64_t key)
 		   : NULL;
 }
 
+/* @ns of lengths timed on one stream each, as the GPU's time (cs->scale). */
+static uint64_t scaled(const struct gs_ctx *cs, uint64_t ns)
+{
+	return cs->scale ? ns * cs->scale / GS_SCALE_ONE : ns;
+}
+
 /* The GPU time predicted for a launch whose entry is @k (klen_of()). */
 static uint64_t klen_ns(const struct gs_ctx *cs, const struct gs_klen *k)
 {
-	return k && k->len.mean ? k->len.mean : cs->est.mean;
+	return scaled(cs, k && k->len.mean ? k->len.mean : cs->est.mean);
 }
 
 /* The least GPU time likely for that launch (gs_est_least()). */
 static uint64_t klen_least(const struct gs_ctx *cs, const struct gs_klen *k)
 {
-	return gs_est_least(k && k->len.mean ? &k->len : &cs->est);
+	return scaled(cs, gs_est_least(k && k->len.mean ? &k->len : &cs->est));
 }
 
 /* The GPU time predicted for a launch of @key. Caller holds cs->lock. */

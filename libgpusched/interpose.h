@@ -307,6 +307,14 @@ struct gs_ctx {
 	uint64_t span_cum;		/* cum_ns when it was */
 	bool span_open;
 	uint64_t span_ns;
+	/*
+	 * The part of our lengths, each timed on its own stream, that the
+	 * GPU's clock saw pass over the spans so far (gs_scale_next()): a
+	 * kernel timed while another stream's ran took longer than it does
+	 * alone, and the queue goes by the GPU's time. Applied to every
+	 * predicted length (scaled()). 0: none measured, the whole.
+	 */
+	unsigned int scale;
 	uint8_t ev_kind[GS_RING];	/* EVK_*: what each slot's event is */
 	struct gs_klen klen[GS_KLEN];
 	/* When our queued work will be done, predicted: from the last event

@@ -105,6 +105,8 @@ void ctx_span_locked(struct gs_ctx *cs, unsigned int slot)
 		    ev_elapsed(cs->anchor_ev, cs->ev[slot], &ms) == CUDA_SUCCESS &&
 		    ms > 0) {
 			span = gs_elapsed_ns(ms);
+			cs->scale = gs_scale_next(cs->scale, ns, span,
+						  GS_JOIN_STREAMS);
 			if (ns > span) {
 				STAT_ADD(span_back_ns, ns - span);
 				ns = span;

@@ -127,8 +127,9 @@ void print_stats(void)
 	/* What the queue bound was measured against, per context. */
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next)
 		gs_log("stats context %p on %s: launches=%llu us_per_launch=%.1f"
-		       " us_dev=%.1f",
+		       " us_dev=%.1f scale=%.3f",
 		       (void *)__atomic_load_n(&cs->ctx, __ATOMIC_RELAXED), cs->d->name,
 		       (unsigned long long)cs->launches, cs->est.mean / 1000.0,
-		       cs->est.dev / 1000.0);
+		       cs->est.dev / 1000.0,
+		       (cs->scale ? cs->scale : GS_SCALE_ONE) / (double)GS_SCALE_ONE);
 }

@@ -150,6 +150,32 @@ static void t_least(void)
 	      (unsigned long long)e.dev);
 }
 
+static void t_scale(void)
+{
+	unsigned int s = 0;
+
+	CHECK(gs_scale_next(0, 0, 100 * US, 8) == GS_SCALE_ONE,
+	      "nothing held: the whole");
+	CHECK(gs_scale_next(0, 100 * US, 150 * US, 8) == GS_SCALE_ONE,
+	      "a span longer than its lengths (gaps): still the whole");
+	CHECK(gs_scale_next(0, 200 * US, 100 * US, 8) == 7 * GS_SCALE_ONE / 8,
+	      "half as long: a quarter of the way there (%u)",
+	      gs_scale_next(0, 200 * US, 100 * US, 8));
+	/* Two streams whose kernels wait for each other: each timed 155 us,
+	 * 105 us of the GPU's time. The span holds the lengths at the
+	 * scale so far, and the scale converges where they match it.
+	 */
+	for (int i = 0; i < 40; i++)
+		s = gs_scale_next(s, 100 * 155 * US * (s ? s : GS_SCALE_ONE) /
+				     GS_SCALE_ONE, 100 * 105 * US, 8);
+	CHECK(s > 690 && s < 696, "converges to 105/155 of the whole (%u)", s);
+	s = 0;
+	for (int i = 0; i < 100; i++)
+		s = gs_scale_next(s, 1000 * US * (s ? s : GS_SCALE_ONE) /
+				     GS_SCALE_ONE, 1 * US, 8);
+	CHECK(s == GS_SCALE_ONE / 8, "never below one stream's part of 8 (%u)", s);
+}
+
 static void t_nap(void)
 {
 	struct gs_nap n = { 10 * US, 200 * US, 0 };
@@ -243,6 +269,7 @@ static const struct tap_test tests[] = {
 	{ "milliseconds to nanoseconds", t_elapsed },
 	{ "where a launch may end", t_near },
 	{ "the least a launch is likely to take", t_least },
+	{ "lengths of several streams against the GPU's clock", t_scale },
 	{ "naps toward an event", t_nap },
 	{ "naps with little of our work behind the event", t_nap_most },
 	{ "launches to one timed, by GPU time", t_time_interval },
