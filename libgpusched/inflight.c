@@ -123,7 +123,10 @@ static int wait_end(struct gs_ctx *cs, CUevent ev, uint64_t end,
 
 /*
  * The newest event of @cs if it follows all of its launches, all on one
- * stream: its completion is the end of all our work, and a wait for it
+ * stream, or is a join (join_locked(): its stream waited for every
+ * stream launched on since the join before it, which waited for the
+ * earlier ones), none unjoined since the context's work was last seen
+ * to end: its completion is the end of all our work, and a wait for it
  * can give up. NULL otherwise. Caller holds cs->lock.
  */
 static CUevent ctx_last_of_all(struct gs_ctx *cs)
@@ -132,6 +135,8 @@ static CUevent ctx_last_of_all(struct gs_ctx *cs)
 
 	if (!cs->nr || !real.cuEventQuery || cs->ev_mark[last] != cs->launches)
 		return NULL;
+	if ((cs->ev_kind[last] & EVK_JOIN) && !cs->unjoined)
+		return cs->ev[last];
 	for (unsigned int k = 0; k < cs->nr; k++)
 		if (cs->ev_stream[ring_mod(cs, cs->head + k)] != cs->ev_stream[last])
 			return NULL;
@@ -202,6 +207,8 @@ done:
 	}
 	if (r == CUDA_SUCCESS && cs->nr)
 		ctx_pop_locked(cs, cs->nr);	/* all done: frames too */
+	if (r == CUDA_SUCCESS && !last)
+		cs->unjoined = false;	/* every stream's, joined or not */
 	/* and the launches after the last event */
 	if (r == CUDA_SUCCESS && cs->cum_ns > cs->done_cum)
 		ctx_report_locked(cs, cs->cum_ns - cs->done_cum);

@@ -301,6 +301,10 @@ struct gs_ctx {
 	unsigned int nr_strm;
 	bool strm_over;			/* more streams than strm[] holds */
 	bool multi;
+	/* Work of several streams went unjoined (join_now_locked()) and
+	 * has not been seen to end (ctx_sync()): a join says nothing of it.
+	 */
+	bool unjoined;
 	CUstream join_s, anchor_s;
 	atomic_bool anchor_due;
 	bool span_pushed;		/* an anchor recorded, its join not yet */

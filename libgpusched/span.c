@@ -341,8 +341,10 @@ void join_now_locked(struct gs_ctx *cs)
 	if (cs->multi && !cs->strm_over && join_locked(cs)) {
 		STAT_INC(joins);
 	} else {
-		if (cs->multi)
+		if (cs->multi) {
 			STAT_INC(unjoined);
+			cs->unjoined = true;
+		}
 		if (cs->nr)
 			cs->ev_kind[ring_newest(cs)] |= EVK_RELEASE;
 		else

@@ -26,6 +26,8 @@
  *   sleep SECONDS
  *   kernels N US            launch N kernels of US microseconds on this
  *                           thread, not waited for
+ *   kernels2 N US           the same on a second stream of this thread's
+ *                           (made once): the context's work on two streams
  *   sync                    cuCtxSynchronize
  *   mark | query            record an event after the work queued so far;
  *                           whether it completed (r=0) or not (r=600)
@@ -404,6 +406,7 @@ int main(int argc, char **argv)
 	CUmemPoolProps props = { 0 };
 	pthread_t launchers[16];
 	CUevent mark = NULL;
+	CUstream second = NULL;
 	int nr_launchers = 0;
 	CUresult r;
 	int i = 1;
@@ -535,16 +538,18 @@ int main(int argc, char **argv)
 				die("pthread_create", -1);
 			nr_launchers++;
 			continue;	/* it says when it is done */
-		} else if (!strcmp(op, "kernels") && i + 2 < argc) {
+		} else if ((!strcmp(op, "kernels") || !strcmp(op, "kernels2")) &&
+			   i + 2 < argc) {
 			long n = atol(argv[i + 1]);
 			uintptr_t us = parse_size(argv[i + 2]);
+			bool two = op[7] == '2';
 
 			i += 2;
-			r = 0;
+			r = two && !second ? cuStreamCreate(&second, 0) : 0;
 			while (n-- > 0 && !r)
 				r = cuLaunchKernel((CUfunction)us, 1, 1, 1, 1, 1, 1,
-						   0, NULL, NULL, NULL);
-			printf("op=kernels r=%d\n", r);
+						   0, two ? second : NULL, NULL, NULL);
+			printf("op=%s r=%d\n", op, r);
 		} else if (!strcmp(op, "mark")) {
 			r = mark ? 0 : cuEventCreate(&mark, 0);
 			if (!r)

@@ -85,4 +85,22 @@ check "asked to yield, its next launch returned before that kernel ended" \
 	grep -q '^op=query r=600' "$T/held.out"
 check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held.err"
 show held asks
+
+# ... and where its work is on two streams: the drain waits for the
+# library's join of both (an event its stream records once each stream's
+# work before it is done), which it can give up on, where
+# cuCtxSynchronize, the wait for a context's work of many streams, could
+# not.
+rm -f "$GS_DOUBLE_SHM"
+at=$(start_at)
+run_bg held2 client GS_START_AT=$at GPUSCHED_DEBUG=stats "$GS_MEM" \
+	kernels 1 5000000 kernels2 1 "$(us 10)" mark sleep 1 \
+	kernels 1 "$(us 10)" query sync
+run_bg asks2 client GS_START_AT=$at "$GS_CLIENT" --seconds 1 --kernel-us "$(us 100)"
+wait_bg asks2
+wait_bg held2
+check "two streams: asked to yield, its next launch returned before that kernel ended" \
+	grep -q '^op=query r=600' "$T/held2.out"
+check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held2.err"
+show held2 asks2
 done_testing
