@@ -298,16 +298,25 @@ static uint64_t scaled(const struct gs_ctx *cs, uint64_t ns)
 	return cs->scale ? ns * cs->scale / GS_SCALE_ONE : ns;
 }
 
-/* The GPU time predicted for a launch whose entry is @k (klen_of()). */
+/* What a launch whose entry is @k (klen_of()) is measured by: its
+ * kernel's lengths, else (none yet) the context's.
+ */
+static const struct gs_est *klen_est(const struct gs_ctx *cs,
+				     const struct gs_klen *k)
+{
+	return k && k->len.mean ? &k->len : &cs->est;
+}
+
+/* The GPU time predicted for that launch. */
 static uint64_t klen_ns(const struct gs_ctx *cs, const struct gs_klen *k)
 {
-	return scaled(cs, k && k->len.mean ? k->len.mean : cs->est.mean);
+	return scaled(cs, klen_est(cs, k)->mean);
 }
 
 /* The least GPU time likely for that launch (gs_est_least()). */
 static uint64_t klen_least(const struct gs_ctx *cs, const struct gs_klen *k)
 {
-	return scaled(cs, gs_est_least(k && k->len.mean ? &k->len : &cs->est));
+	return scaled(cs, gs_est_least(klen_est(cs, k)));
 }
 
 /* The GPU time predicted for a launch of @key. Caller holds cs->lock. */
