@@ -993,22 +993,32 @@ static unsigned int time_every(enum gs_sharing sharing)
  * mean): the samples tell little then, and each costs the GPU about 2 us
  * of timestamps. Not before: a deviation of a few samples says nothing,
  * and one sample off (a context's first kernels) would stay in the
- * estimate. While nobody else is attached, no more often than once in
- * GS_TIME_ALONE_NS of our GPU time either. Kernels not timed yet are
- * timed anyway (time_this_of()).
+ * estimate. While nobody else is attached, and for a latency-class client
+ * with steady lengths, no more often than once in GS_TIME_SPARSE_NS of our
+ * GPU time either. Kernels not timed yet are timed anyway (time_this_of()).
  */
 static void timed_one(struct gs_ctx *cs, enum gs_sharing sharing)
 {
-	unsigned int every = cs->samples < GS_TIME_EVERY ||
-			     gs_est_unsteady(&cs->est) ? time_every(sharing) :
-							 GS_TIME_EVERY_STEADY;
+	bool steady = cs->samples >= GS_TIME_EVERY &&
+		      !gs_est_unsteady(&cs->est);
+	unsigned int every = steady ? GS_TIME_EVERY_STEADY :
+				      time_every(sharing);
 
-	/* Alone, by GPU time too: see GS_TIME_ALONE_NS. No more than
-	 * GS_QUEUE launches apart, which is as long as a process that others
-	 * join then goes on the lengths measured alone.
+	/*
+	 * By GPU time too: see GS_TIME_SPARSE_NS. Alone, nobody's queue or
+	 * yield waits on our lengths. A latency-class client's timed launch
+	 * puts its timestamps, and the record of the event before it inside
+	 * the call, on its request's way (a few microseconds): at one in
+	 * GS_TIME_EVERY_STEADY, more than one request in a hundred is timed,
+	 * and its p99 would be theirs. Its steady lengths bound nobody's
+	 * queue (it launches beside the holder, whose queue goes by its own
+	 * lengths); they price what it is charged, which samples this rare
+	 * keep right. No more than GS_QUEUE launches apart, which is as long
+	 * as a process that others join then goes on the lengths measured
+	 * alone.
 	 */
-	if (sharing == ALONE)
-		every = gs_time_interval(every, cs->est.mean, GS_TIME_ALONE_NS,
+	if (sharing == ALONE || (steady && is_latency(atomic_load(&cs->d->g))))
+		every = gs_time_interval(every, cs->est.mean, GS_TIME_SPARSE_NS,
 					 GS_QUEUE);
 
 	cs->rng = cs->rng * 6364136223846793005ull + 1442695040888963407ull;
