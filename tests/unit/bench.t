@@ -246,7 +246,7 @@ check "the matrix ran (exit $rc)" [ $rc = 0 ]
 mj=$T/mx/matrix.json
 mget() { python3 -c "import json; m=json.load(open('$mj')); print($1)" 2>/dev/null; }
 nrow=$(mget "len(m['rows'])")
-check "a matrix row per figure: 3 x 1 + 5 + 4 + 2 ($nrow)" [ "$nrow" = 14 ]
+check "a matrix row per figure: 3 x 1 + 6 + 4 + 2 ($nrow)" [ "$nrow" = 15 ]
 vals=$(mget "sorted(m['rows'][0]['values'])")
 check "each row has default, MPS, gpusched and MPS+gpusched ($vals)" \
 	[ "$vals" = "['default', 'gpusched', 'mps', 'mps+gpusched']" ]
@@ -270,6 +270,26 @@ check "and kept in matrix.json ($nw)" [ "$nw" = 7 ]
 check "matrix.md: the table of performance.md, a worse figure marked" sh -c "
 	grep -q '^| commit | GPU | driver | date | scenario | client | default | MPS | gpusched | MPS+gpusched |' '$T/mx/matrix.md' &&
 	grep -q '| mxpair: throughput sum | sync | 0.9901 | 0.9901 | 0.8016 \*\*worse\*\* | 0.8016 |' '$T/mx/matrix.md'"
+# Beside one latency process, the time its neighbour went without per
+# request of it: half of each 2 ms period (1 ms kernels, 1 ms idle after
+# each) over the probe's 500 requests under default, 400 under gpusched
+# (it misses a fifth of its periods), in the window of about 0.998 s.
+cat >"$T/lp.scn" <<'SCN'
+title: fake probe beside a process that leaves the GPU half idle
+seconds: 1
+proc: probe kernel_us=50 period_us=2000 class=latency FAKE_GPUSCHED_MISSED=250
+proc: runtime kernel_us=1000 FAKE_INDEX=0 FAKE_N=1 FAKE_GAP_US=0 FAKE_KGAP_US=1000
+SCN
+GS_BUILD=$T/build "$bench" --out "$T/lp" --modes default,gpusched "$T/lp.scn" \
+	>"$T/lp.log" 2>&1
+rc=$?
+lp=$(python3 -c "import json; s=json.load(open('$T/lp/bench.json'))[0]['summary']; print('%.0f %.0f' % (s['default']['lost_per_req_us'], s['gpusched']['lost_per_req_us']))" 2>/dev/null)
+check "the neighbour's loss per request, by the requests in the window (exit $rc; default, gpusched: $lp)" \
+	[ "$lp" = "998 1245" ]
+check "shown in the matrix, not judged" sh -c "
+	grep -q \"neighbour's loss per request us  *998 .* 1245 \" '$T/lp.log' &&
+	! grep -q '^WORSE.*loss per request' '$T/lp.log'"
+
 # A process that runs on alone once the others stop (its queue still full)
 # raises its wall share by work that shared nothing; the judged figure is
 # the sum over the window in which both ran, equal in both modes here.
