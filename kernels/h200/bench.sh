@@ -16,6 +16,8 @@
 #   GS_ROUNDS   run each case that many times (--rounds; medians judged)
 #   GS_MODES    a subset of default,mps,gpusched,mps+gpusched
 #   GS_PLOT=1   draw PNGs of the shares over time (needs gnuplot)
+#   GS_COMMIT   the commit for the results table (default: git's HEAD here,
+#               which a copied tree may not match)
 #   GS_BASE_LIB another build of libgpusched.so.1 (an earlier commit's, carried
 #               in build/): mode gpusched-base runs it (--base-lib)
 #
