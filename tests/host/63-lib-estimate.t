@@ -72,15 +72,22 @@ check "and the estimate is the kernels' length (${est:-?} us for 100 us, within 
 # launch's timestamps lie on its request's way, and one in 64 would put
 # them in its p99. A probe of 20 us kernels, each waited for: about 16
 # launches timed until its lengths are known steady (one in 16), then one
-# in about 1,000; one in 64 before. Not scaled in the VM, as above.
-rm -f "$GS_DOUBLE_SHM"
-run_bg other client "$GS_CLIENT" --seconds 4 --kernel-us 100 --period-us 100000
-client GPUSCHED_CLASS=latency "$GS_CLIENT" --seconds 3 --kernel-us 20 \
-	--period-us 100 >"$T/lat.out" 2>"$T/lat.err" ||
-	not_ok "latency-class client failed"
-wait_bg other || not_ok "the other client failed"
-n=$(grep 'stats launches=' "$T/lat.err" | value launches -)
-timed=$(grep 'stats launches=' "$T/lat.err" | value timed -)
-check "latency class beside another: no more than 24 launches and one in 128 timed (${timed:-?} of ${n:-?})" \
-	[ $(((${timed:-1000000} - 24) * 128)) -lt "${n:-0}" ]
+# in about 1,000; one in 64 before. Host only: in a VM each launch call
+# takes about 0.4 ms of emulated CPU, and the frames of a probe's kernels
+# of 20 us (each on an idle stream, its frame holding the call) mostly
+# give no sample, so how often it is timed says nothing of the rule.
+if [ "$GS_TEST_SCALE" = 1 ]; then
+	rm -f "$GS_DOUBLE_SHM"
+	run_bg other client "$GS_CLIENT" --seconds 4 --kernel-us 100 --period-us 100000
+	client GPUSCHED_CLASS=latency "$GS_CLIENT" --seconds 3 --kernel-us 20 \
+		--period-us 100 >"$T/lat.out" 2>"$T/lat.err" ||
+		not_ok "latency-class client failed"
+	wait_bg other || not_ok "the other client failed"
+	n=$(grep 'stats launches=' "$T/lat.err" | value launches -)
+	timed=$(grep 'stats launches=' "$T/lat.err" | value timed -)
+	check "latency class beside another: no more than 24 launches and one in 128 timed (${timed:-?} of ${n:-?})" \
+		[ $(((${timed:-1000000} - 24) * 128)) -lt "${n:-0}" ]
+else
+	skip "a latency-class client's timed launches: host only (launch calls cost ~0.4 ms in a VM)"
+fi
 done_testing
