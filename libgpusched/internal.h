@@ -56,7 +56,8 @@ struct gpusched {
 	uint32_t features;
 	/*
 	 * GPU time of our own work not yet reported to the service
-	 * (gs_report_gpu()); sent with the next ACQUIRE, YIELD or RELEASE.
+	 * (gs_report_gpu()); sent with the next ACQUIRE, YIELD or RELEASE,
+	 * which takes it out as it goes (gpu_take()).
 	 */
 	atomic_ullong gpu_pending_ns;
 	/* When the current grant began, as we saw it (0: none held) */
@@ -88,8 +89,8 @@ void gs_report_gpu(struct gpusched *g, uint64_t ns) GS_HIDDEN;
 
 /*
  * Take up to @ns back from what gs_report_gpu() left pending on @g: GPU
- * time counted twice. What was sent is the service's. Safe from any
- * thread; never blocks.
+ * time counted twice. What was sent, or is out with a call, is the
+ * service's. Safe from any thread; never blocks.
  */
 void gs_unreport_gpu(struct gpusched *g, uint64_t ns) GS_HIDDEN;
 

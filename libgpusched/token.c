@@ -77,15 +77,33 @@ void gs_unreport_gpu(struct gpusched *g, uint64_t ns)
 		;
 }
 
-/* What to send now, at most what the service takes in one report. */
+/*
+ * What to send now, at most what the service takes in one report, taken
+ * from what is pending as it is read: gs_unreport_gpu() may run in another
+ * thread while the call is out, and takes back only what is still
+ * pending, never part of what is in flight (taking it after the call, what
+ * was taken back meanwhile would wrap the count).
+ */
 static uint64_t gpu_take(struct gpusched *g)
 {
-	uint64_t ns = atomic_load_explicit(&g->gpu_pending_ns,
-					   memory_order_relaxed);
+	uint64_t was = atomic_load_explicit(&g->gpu_pending_ns,
+					    memory_order_relaxed), ns;
 
 	if (!(g->features & GPUSCHED_FEAT_GPU_TIME))
 		return 0;
-	return ns < (UINT64_C(1) << 40) ? ns : UINT64_C(1) << 40;
+	do {
+		ns = was < (UINT64_C(1) << 40) ? was : UINT64_C(1) << 40;
+	} while (ns && !atomic_compare_exchange_weak_explicit(
+			&g->gpu_pending_ns, &was, was - ns,
+			memory_order_relaxed, memory_order_relaxed));
+	return ns;
+}
+
+/* Is GPU time pending, for a service that takes it? */
+static bool gpu_owed(struct gpusched *g)
+{
+	return (g->features & GPUSCHED_FEAT_GPU_TIME) &&
+	       atomic_load_explicit(&g->gpu_pending_ns, memory_order_relaxed);
 }
 
 atomic_ullong gs_held_ns_total, gs_reported_ns_total;
@@ -102,19 +120,20 @@ static void held_end(struct gpusched *g, uint64_t now)
 }
 
 /*
- * The service took @sent unless the call failed its argument checks
- * (uapi header, "GPU time"), or the service is gone: then it stays
- * pending, to be sent with the next call.
+ * The service took @sent (gpu_take()) unless the call failed its argument
+ * checks (uapi header, "GPU time"), or the service is gone: then it is
+ * pending again, to be sent with the next call.
  */
 static void gpu_sent(struct gpusched *g, uint64_t sent, int err)
 {
-	if (!sent || err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
-	    err == -ENOTCONN || err == -ENOTTY)
+	if (!sent)
 		return;
-	atomic_fetch_sub_explicit(&g->gpu_pending_ns, sent,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&gs_reported_ns_total, sent,
-				  memory_order_relaxed);
+	if (err == -EFAULT || err == -EINVAL || err == -EOPNOTSUPP ||
+	    err == -ENOTCONN || err == -ENOTTY)
+		gs_report_gpu(g, sent);
+	else
+		atomic_fetch_add_explicit(&gs_reported_ns_total, sent,
+					  memory_order_relaxed);
 }
 
 void gs_status_read(const struct gpusched *g, struct gpusched_status *out)
@@ -169,7 +188,7 @@ GPUSCHED_API int gpusched_close(struct gpusched *g)
 	if (!g)
 		return 0;
 	if (g->st && ((gs_status_flags(g) & GPUSCHED_ST_HOLDING) ||
-		      gpu_take(g)))
+		      gpu_owed(g)))
 		err = release_cmd(g);
 	if (err == -EPERM)
 		err = 0;	/* revoked meanwhile: nothing to give back */

@@ -41,6 +41,27 @@ static uint64_t ms_now(void)
 
 static unsigned char uuid[16];
 
+/*
+ * A backend around the real one (the GPU-time checks): while a command is
+ * out, take hook_unreport back from @hook_g's pending GPU time, or fail
+ * with hook_fail as a service that is gone does, without sending it.
+ */
+static const struct gs_backend *real_be;
+static struct gs_backend hook_be;
+static struct gpusched *hook_g;
+static uint64_t hook_unreport;
+static int hook_fail, hook_calls;
+
+static int hooked_call(struct gpusched *g, unsigned int cmd, void *arg)
+{
+	hook_calls++;
+	if (hook_unreport)
+		gs_unreport_gpu(hook_g, hook_unreport);
+	if (hook_fail)
+		return hook_fail;
+	return real_be->call(g, cmd, arg);
+}
+
 static int drained;
 static int drain(void *arg)
 {
@@ -327,6 +348,47 @@ int main(void)
 		   "5 s of GPU time reported: gpu_ns +%llu, held_ns +%llu, %llu pending",
 		   (unsigned long long)(ci.gpu_ns - gpu0),
 		   (unsigned long long)(ci.held_ns - held0),
+		   (unsigned long long)atomic_load(&g->gpu_pending_ns));
+	}
+
+	/*
+	 * GPU time taken back (gs_unreport_gpu()) while a call carries the
+	 * report out is taken only from what is still pending: the call's
+	 * backend takes it back at the moment it is out. And a report the
+	 * service never got (the service gone) is pending again.
+	 */
+	{
+		unsigned long long gpu0;
+
+		EXPECT(g->be->call(g, GPUSCHED_IOC_GET_INFO, &ci), 0);
+		gpu0 = ci.gpu_ns;
+		real_be = g->be;
+		hook_be = *real_be;
+		hook_be.call = hooked_call;
+		g->be = &hook_be;
+		hook_g = g;
+		hook_unreport = 5000000;
+		gs_report_gpu(g, 3000000);
+		EXPECT(gpusched_release(g), -EPERM);
+		ok(hook_calls == 1 && !atomic_load(&g->gpu_pending_ns),
+		   "5 ms taken back while 3 ms were out: %llu pending (%d call)",
+		   (unsigned long long)atomic_load(&g->gpu_pending_ns),
+		   hook_calls);
+		hook_unreport = 0;
+		hook_fail = -ENOTCONN;
+		gs_report_gpu(g, 2000000);
+		EXPECT(gpusched_release(g), -ENOTCONN);
+		ok(atomic_load(&g->gpu_pending_ns) == 2000000,
+		   "2 ms sent to a service gone: %llu pending again",
+		   (unsigned long long)atomic_load(&g->gpu_pending_ns));
+		hook_fail = 0;
+		g->be = real_be;
+		EXPECT(gpusched_release(g), -EPERM);
+		EXPECT(g->be->call(g, GPUSCHED_IOC_GET_INFO, &ci), 0);
+		ok(ci.gpu_ns == gpu0 + 5000000 &&
+		   !atomic_load(&g->gpu_pending_ns),
+		   "the service was charged 3 ms, then the 2 ms: gpu_ns +%llu, %llu pending",
+		   (unsigned long long)(ci.gpu_ns - gpu0),
 		   (unsigned long long)atomic_load(&g->gpu_pending_ns));
 	}
 
