@@ -217,6 +217,7 @@ static int gate_slow(struct gs_dev *d)
 	if (HELD_ONLY(fl) && nudged(d, g)) {
 		uint64_t at = page_nudge(g);
 
+		lat_nudged(d, at, gs_now_ns());
 		if (dev_queued_ns(d) <= latency_queue_ns(d)) {
 			drain_locked(d, false);
 			at = page_nudge(g);

@@ -619,31 +619,19 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
 {
 	const struct gs_config *c = gs_config();
-	uint64_t ns = c->queue_alone_ns, floor = 2, next, now, grace;
+	uint64_t ns = c->queue_alone_ns, floor = 2, next, grace;
 
 	switch (dev_sharing(cs->d)) {
 	case SHARED_LATENCY:
 		/* Kernels longer than the bound run one at a time: each
 		 * costs a CPU round trip, but a latency client waits for
-		 * one kernel, not two.
+		 * one kernel, not two. Its next request predicted, what
+		 * ends by then may be queued (gs_period_bound()).
 		 */
-		ns = latency_queue_ns(cs->d);
 		floor = 1;
 		next = atomic_load_explicit(&cs->d->lat_next, memory_order_relaxed);
-		if (!next)
-			break;
-		/* Its next request is predicted: until then, queue what
-		 * ends by then (up to the shared bound); from then until
-		 * it is overdue (lat_due()), one launch at a time.
-		 */
-		now = gs_now_ns();
-		if (now < next) {
-			ns = next - now;
-			if (ns > c->queue_ns)
-				ns = c->queue_ns;
-		} else if (now <= lat_due(cs->d, next)) {
-			ns = 0;
-		}
+		ns = gs_period_bound(next, next ? gs_now_ns() : 0,
+				     latency_queue_ns(cs->d), c->queue_ns);
 		break;
 	case SHARED:
 		ns = c->queue_ns;

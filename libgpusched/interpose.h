@@ -371,13 +371,15 @@ struct gs_dev {
 	 */
 	uint64_t seen_launches, seen_at, active_at, dry_at;
 	/*
-	 * A periodic latency-class client (lat_observe(), under lock). The
-	 * prediction is read without the lock (queue_bound()):
-	 * the next request is expected from lat_next on (0: none), off the
-	 * beat after lat_tol, given up for after lat_due().
+	 * A periodic latency-class client (lat_observe(), lat_nudged(),
+	 * under lock). The prediction is read without the lock
+	 * (queue_bound()): the next request is expected from lat_next on
+	 * (0: none), off the beat after lat_tol, given up for after
+	 * lat_due(); lat_asks: the last asked for the token (else nudged).
 	 */
 	struct gs_period lat;
 	atomic_ullong lat_next, lat_tol;
+	atomic_bool lat_asks;
 	/*
 	 * A latency-class request launched beside the holder at beside_ask
 	 * (0: none), for which the idle thread nudges the holder (or, where
@@ -581,7 +583,7 @@ GS_HIDDEN void ctx_stream_gone(CUstream stream);
 
 /* neighbour.c */
 GS_HIDDEN void lat_observe(struct gs_dev *d, const struct gpusched *g, uint32_t fl, uint64_t now);
-GS_HIDDEN uint64_t lat_due(const struct gs_dev *d, uint64_t next);
+GS_HIDDEN void lat_nudged(struct gs_dev *d, uint64_t at, uint64_t now);
 GS_HIDDEN uint64_t handover_left(struct gs_dev *d);
 GS_HIDDEN uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until);
 GS_HIDDEN bool beside_now(struct gs_dev *d, const struct gpusched *g);

@@ -10,48 +10,71 @@
 #include "interpose.h"
 
 /*
+ * A request of @d's latency-class client at @at, seen at @seen, asking
+ * for the token (@asks: a yield to answer) or nudging the holder: predict
+ * the next once requests come at a steady period (a probe, an inference
+ * server's ticks). Requests of other waiters (the end of our slice) come
+ * at other times and break the period, which then is not used until it
+ * holds again. queue_bound() then lets our queue grow while the next
+ * request is far off and run dry when it is due, so that the latency
+ * client neither waits for a deep queue nor keeps ours shallow all the
+ * time. Called with d->lock held.
+ */
+static void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen, bool asks)
+{
+	uint64_t next, was, tol, last;
+
+	was = atomic_load(&d->lat_next);
+	tol = atomic_load(&d->lat_tol);
+	last = d->lat.last;
+	next = gs_period_note(&d->lat, at);
+	/* A request off the predicted time, for GPUSCHED_DEBUG: what breaks
+	 * a period (queue_bound() goes by it).
+	 */
+	if (was && d->lat.last == at && gs_period_off(at, was, tol))
+		gs_debug("%s: latency-class %s %+lld us from the predicted time (seen %lld us after it, %lld us after the last)",
+			 d->name, asks ? "request" : "nudge",
+			 ((long long)at - (long long)was) / 1000,
+			 ((long long)seen - (long long)at) / 1000,
+			 ((long long)at - (long long)last) / 1000);
+	atomic_store(&d->lat_tol, gs_period_tol(d->lat.period));
+	atomic_store(&d->lat_asks, asks);
+	atomic_store(&d->lat_next, next);
+	if (next && d->lat.count == GS_PERIOD_CONFIRM && d->lat.last == at)
+		gs_debug("%s: latency-class requests every %llu us",
+			 d->name, (unsigned long long)(d->lat.period / 1000));
+}
+
+/*
  * Holder of @d's token asked to yield (@fl) while a latency-class client
- * is attached: note when, and predict the next request once requests come
- * at a steady period (a probe, an inference server's ticks). Requests of
- * other waiters (the end of our slice) come at other times and break the
- * period, which then is not used until it holds again. queue_bound() then
- * lets our queue grow while the next request is far off and run dry when
- * it is due, so that the latency client neither waits for a deep queue
- * nor keeps ours shallow all the time. Called with d->lock held.
+ * is attached, at @now: note the request (lat_note()). When we were
+ * asked; older services do not say: when we saw it. Seen late, the
+ * request would look due later than it is, and our queue, ending then,
+ * would make the next one wait as long again. Called with d->lock held.
  */
 void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			uint32_t fl, uint64_t now)
 {
-	uint64_t at, next, was, tol, seen, last;
+	uint64_t at;
 
 	if (!gs_config()->latency_predict || !YIELD_ASKED(fl) ||
 	    dev_sharing(d) != SHARED_LATENCY)
 		return;
-	/* When we were asked; older services do not say: when we saw it.
-	 * Seen late, the request would look due later than it is, and our
-	 * queue, ending then, would make the next one wait as long again.
-	 */
 	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
-	seen = now;
-	if (at && at < now)
-		now = at;
-	was = atomic_load(&d->lat_next);
-	tol = atomic_load(&d->lat_tol);
-	last = d->lat.last;
-	next = gs_period_note(&d->lat, now);
-	/* A request off the predicted time, for GPUSCHED_DEBUG: what breaks
-	 * a period (queue_bound() goes by it).
-	 */
-	if (was && d->lat.last == now && gs_period_off(now, was, tol))
-		gs_debug("%s: latency-class request %+lld us from the predicted time (seen %lld us after it, yield_ns %s, %lld us after the last)",
-			 d->name, ((long long)now - (long long)was) / 1000,
-			 ((long long)seen - (long long)now) / 1000,
-			 at ? "set" : "0", ((long long)now - (long long)last) / 1000);
-	atomic_store(&d->lat_tol, gs_period_tol(d->lat.period));
-	atomic_store(&d->lat_next, next);
-	if (next && d->lat.count == GS_PERIOD_CONFIRM && d->lat.last == now)
-		gs_debug("%s: latency-class requests every %llu us",
-			 d->name, (unsigned long long)(d->lat.period / 1000));
+	lat_note(d, at && at < now ? at : now, now, true);
+}
+
+/*
+ * Holder of @d's token nudged at @at (the service's time, from the page),
+ * seen at @now: a latency-class request of one launch, queued beside our
+ * work (lat_note()). Called with d->lock held.
+ */
+void lat_nudged(struct gs_dev *d, uint64_t at, uint64_t now)
+{
+	if (!gs_config()->latency_predict || !at ||
+	    dev_sharing(d) != SHARED_LATENCY)
+		return;
+	lat_note(d, at < now ? at : now, now, false);
 }
 
 /*
@@ -59,7 +82,7 @@ void lat_observe(struct gs_dev *d, const struct gpusched *g,
  * come: requests come late (a host's wake-up), not early, so twice the
  * period's tolerance.
  */
-uint64_t lat_due(const struct gs_dev *d, uint64_t next)
+static uint64_t lat_due(const struct gs_dev *d, uint64_t next)
 {
 	return next + 2 * atomic_load_explicit(&d->lat_tol, memory_order_relaxed);
 }
@@ -84,7 +107,8 @@ uint64_t handover_left(struct gs_dev *d)
  * (lat_next): from when a wait for our kernels should poll the status page,
  * GS_SPIN_US before that request, so that its yield is answered at once
  * rather than after the kernel we wait for (or a late wake-up); until when,
- * in *@until (lat_due()). 0: no such request.
+ * in *@until (lat_due()). 0: no such request, or requests that nudge
+ * (lat_asks): they ask no yield, and their kernels run beside ours.
  */
 uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
 {
@@ -92,6 +116,7 @@ uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until)
 	uint64_t next = atomic_load_explicit(&d->lat_next, memory_order_relaxed);
 
 	if (!next || !c->spin_ns || !handover_ns(d) ||
+	    !atomic_load_explicit(&d->lat_asks, memory_order_relaxed) ||
 	    dev_sharing(d) != SHARED_LATENCY)
 		return 0;
 	*until = lat_due(d, next);

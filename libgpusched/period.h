@@ -2,7 +2,8 @@
 /*
  * The beat of periodic requests: a latency-class client asking for the GPU
  * at a steady period (a probe, an inference server on a timer), as the
- * holder sees it asked to yield. Pure arithmetic on times in ns, so that
+ * holder sees it asked to yield or nudged, and the queue the holder may
+ * keep until the next. Pure arithmetic on times in ns, so that
  * tests/unit/test_period.c drives it with made-up sequences.
  */
 #ifndef GS_PERIOD_H
@@ -51,5 +52,25 @@ static inline bool gs_period_off(uint64_t t, uint64_t due, uint64_t tol)
  */
 uint64_t gs_period_note(struct gs_period *p, uint64_t t)
 	__attribute__((visibility("hidden")));
+
+/*
+ * The GPU time a holder may keep queued at @now beside a latency-class
+ * client whose next request is predicted at @next (0: none): what ends by
+ * then, up to @most, and never less than @promised, the client's bound.
+ * Less would serve the client sooner than promised at the holder's cost:
+ * a GPU idle between launches made one at a time.
+ */
+static inline uint64_t gs_period_bound(uint64_t next, uint64_t now,
+				       uint64_t promised, uint64_t most)
+{
+	uint64_t ns;
+
+	if (!next || now >= next || next - now <= promised)
+		return promised;
+	ns = next - now;
+	if (ns > most)
+		ns = most;
+	return ns > promised ? ns : promised;
+}
 
 #endif /* GS_PERIOD_H */

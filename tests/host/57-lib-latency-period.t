@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # A periodic latency-class client (GPUSCHED_TUNE=latency_predict): the busy
 # holder learns its period from the times it is asked to yield (yield_ns on
-# the status page), keeps a deep queue while the next request is far off
-# and lets it run down when the request is due. Without the prediction it
-# keeps the shallow latency bound all the time, waiting for every event.
+# the status page) or nudged, keeps a deep queue while the next request is
+# far off and lets it run down to the latency bound when the request is
+# due. Without the prediction it keeps the shallow latency bound all the
+# time, waiting for every event.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 secs=3
@@ -16,15 +17,19 @@ service "$(us 10000)" 1000000
 # The most kernels the busy process has queued or running is counted by
 # the double from a second in until four fifths of the rest (at the very
 # end the probe is gone and nothing bounds the queue).
-run_probe() {	# run_probe PREDICT
+run_probe() {	# run_probe PREDICT [BESIDE]
 	BP_BUSY="--then-kernel-us $kern --then-at 1" \
+		BP_PROBE="GPUSCHED_TUNE=$GPUSCHED_TUNE,beside=${2:-0}" \
 		busy_and_probe "$kern" "$period" GPUSCHED_DEBUG=log,stats \
 		GPUSCHED_TUNE="$GPUSCHED_TUNE,latency_predict=$1"
 	waits=$(value throttle_waits "$T/busy.err")
 	qmax=$(value then_queued_max "$T/busy.out")
 	nl=$(value launches "$T/busy.out")
 	p=$(value latency_period_us "$T/busy.err")
-	echo "# latency_predict=$1: busy share $(value share "$T/busy.out"), at most ${qmax:-?} kernels queued, $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(probe_figures)"
+	matched=$(value latency_matched "$T/busy.err")
+	yields=$(value yields "$T/busy.err")
+	nudged=$(value nudged "$T/busy.err")
+	echo "# latency_predict=$1, beside=${2:-0}: ${yields:-?} yields, ${nudged:-?} nudges let run out, ${matched:-0} requests on the beat; busy share $(value share "$T/busy.out"), at most ${qmax:-?} kernels queued, $waits throttle waits in $nl launches, period ${p:-not learnt}; probe $(probe_figures)"
 }
 
 run_probe 1
@@ -58,6 +63,15 @@ else
 	skip "the latency bound without the prediction: host only (launches cost ~1 ms in a VM)"
 	skip "a deeper queue: host only (launches cost ~1 ms in a VM)"
 fi
+
+# A probe launched beside the holder (beside=1), one launch a request,
+# nudges it rather than asking it to yield: the holder learns the period
+# from the nudges' times (nudge_ns on its status page).
+run_probe 1 1
+check "a probe that nudges: its period was learnt (${p:-no} us of $period)" \
+	within "${p:-0}" "$period" $((period / 10))
+check "from the nudges: more requests on the beat (${matched:-0}) than yields asked (${yields:-?})" \
+	[ "${matched:-0}" -gt "${yields:-999999}" ]
 
 # The latency class from outside (the daemon's rules; here gpuschedctl),
 # not the environment: the library reads it from its status page, and its

@@ -2,7 +2,8 @@
 /*
  * Host tests of the library's period tracker (libgpusched/period.c): how
  * the busy holder learns a periodic latency-class client's beat from the
- * times it is asked to yield. Made-up request times, in ns.
+ * times it is asked to yield, and the queue it may keep until the next.
+ * Made-up request times, in ns.
  * tests/unit/period.t runs it plainly and under ASan+UBSan.
  */
 #include <stdint.h>
@@ -197,6 +198,28 @@ static void t_tol(void)
 	CHECK(gs_period_tol(10 * MS) == 1250 * US, "an eighth of 10 ms");
 }
 
+/* 300 us promised, 2 ms the most: the queue a holder may keep. */
+static void t_bound(void)
+{
+	const uint64_t lq = 300 * US, most = 2 * MS, next = 10 * MS;
+
+	CHECK(gs_period_bound(0, 5 * MS, lq, most) == lq,
+	      "no request predicted: the promised bound");
+	CHECK(gs_period_bound(next, 9 * MS, lq, most) == 1 * MS,
+	      "1 ms before it: what ends by then (got %llu us)",
+	      (unsigned long long)(gs_period_bound(next, 9 * MS, lq, most) / US));
+	CHECK(gs_period_bound(next, 5 * MS, lq, most) == most,
+	      "far off: no more than the most");
+	CHECK(gs_period_bound(next, next - 100 * US, lq, most) == lq,
+	      "100 us before it: still the promised bound, not less");
+	CHECK(gs_period_bound(next, next, lq, most) == lq,
+	      "when it is due: the promised bound");
+	CHECK(gs_period_bound(next, next + 400 * US, lq, most) == lq,
+	      "overdue: the promised bound, not one launch at a time");
+	CHECK(gs_period_bound(next, 5 * MS, 3 * MS, most) == 3 * MS,
+	      "a promise above the most is kept");
+}
+
 static const struct tap_test tests[] = {
 	{ "three intervals alike make a period", t_learn },
 	{ "wake-up jitter within the tolerance", t_jitter },
@@ -209,6 +232,7 @@ static const struct tap_test tests[] = {
 	{ "a long silence is no period", t_gap },
 	{ "irregular requests are not periodic", t_irregular },
 	{ "tolerance", t_tol },
+	{ "the queue beside a predicted request", t_bound },
 };
 
 int main(int argc, char **argv)
