@@ -16,9 +16,9 @@
  * server's ticks). Requests of other waiters (the end of our slice) come
  * at other times and break the period, which then is not used until it
  * holds again. queue_bound() then lets our queue grow while the next
- * request is far off and run dry when it is due, so that the latency
- * client neither waits for a deep queue nor keeps ours shallow all the
- * time. Called with d->lock held.
+ * request is far off and run down to the client's bound when it is due,
+ * so that the latency client neither waits for a deep queue nor keeps
+ * ours shallow all the time. Called with d->lock held.
  */
 static void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen, bool asks)
 {
