@@ -37,6 +37,19 @@ static u64 clamp_span(u64 t)
 	return min_u64(t, GS_MAX_SPAN);
 }
 
+/*
+ * Sums of charges stop at GS_MAX_SUM rather than wrap: a client may report
+ * up to GS_MAX_SPAN of GPU time in every call, and its virtual time,
+ * wrapped, would put it ahead of every other waiter. Far below ~0 so that
+ * vtime_now() adds a running grant's charge to it without overflow.
+ */
+#define GS_MAX_SUM	(1ULL << 62)
+
+static u64 add_sum(u64 sum, u64 n)
+{
+	return n >= GS_MAX_SUM || sum >= GS_MAX_SUM - n ? GS_MAX_SUM : sum + n;
+}
+
 #define GS_KNOB(_id, _name, _attr, _field, _scale, _min, _max, _def, _doc) \
 	[_id] = {							\
 		.name = _name, .nl_attr = _attr,			\
@@ -602,9 +615,10 @@ static void charge_time(struct gs_pol_dev *d, struct gs_pol_client *c,
 {
 	u64 span = clamp_span(amount);
 
-	c->held_ns += amount;
-	d->held_ns += amount;
-	c->vtime += gs_div64(span * GPUSCHED_WEIGHT_DEFAULT, c->weight);
+	c->held_ns = add_sum(c->held_ns, amount);
+	d->held_ns = add_sum(d->held_ns, amount);
+	c->vtime = add_sum(c->vtime,
+			   gs_div64(span * GPUSCHED_WEIGHT_DEFAULT, c->weight));
 	if (capped(c))
 		bucket_spend(&c->cap, c->cap_pct, d->p.window_ns, start, now,
 			     span);
@@ -811,12 +825,11 @@ static void report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
 
 	if (!r)
 		return;
-	/* Sums of clamped reports stay far from overflow: saturate at 2^62. */
-	gpu = min_u64(c->grant_gpu_ns + r, 1ULL << 62);
+	gpu = add_sum(c->grant_gpu_ns, r);
 	amount = max_u64(c->grant_held_ns, gpu) -
 		 max_u64(c->grant_held_ns, c->grant_gpu_ns);
 	c->grant_gpu_ns = gpu;
-	c->gpu_ns += r;
+	c->gpu_ns = add_sum(c->gpu_ns, r);
 	/*
 	 * A running grant's held time is charged at its end (charge()),
 	 * net of what was reported by then: the grant's total is the same.

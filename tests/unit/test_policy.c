@@ -2060,6 +2060,49 @@ static void t_gpu_time(void)
 }
 
 /*
+ * A client reporting the most GPU time in call after call (2^40 ns each,
+ * 100 times that of virtual time at weight 1) saturates its virtual time
+ * at 2^62 rather than wrap it: 200,000 such calls are more than 2^64, and
+ * wrapped, its virtual time would be anywhere, ahead of other waiters
+ * too. Saturated, it stays behind them.
+ */
+static void t_sums_saturate(void)
+{
+	struct gs_pol_client c[3];
+	struct gs_pol_params p;
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC;
+	int i, eperm = 0;
+
+	gs_pol_default_params(&p);
+	gs_pol_dev_init(&d, &p, now);
+	for (i = 0; i < 3; i++)
+		gs_pol_client_init(&d, &c[i], now);
+	CHECK(gs_pol_set_client_params(&d, &c[0], GPUSCHED_WEIGHT_MIN,
+				       GPUSCHED_CLASS_NORMAL, 0, now, &fx) == 0,
+	      "A at weight %u", GPUSCHED_WEIGHT_MIN);
+	CHECK(acq(&d, &c[0], false, 0, now) == 0 && d.holder == &c[0], "A granted");
+	now += 1 * MS;
+	CHECK(rel(&d, &c[0], 0, now) == 0, "A releases");
+	CHECK(acq(&d, &c[1], false, 0, now) == 0 && d.holder == &c[1], "B granted");
+	for (i = 0; i < 200000; i++)
+		eperm += rel(&d, &c[0], UINT64_MAX, now) == -EPERM;
+	CHECK(eperm == 200000, "A's 200000 releases, not holding: %d EPERM", eperm);
+	CHECK(c[0].vtime == UINT64_C(1) << 62,
+	      "A's virtual time saturated at 2^62: %" PRIu64, c[0].vtime);
+	CHECK(acq(&d, &c[0], false, 0, now) == 0 && acq(&d, &c[2], false, 0, now) == 0,
+	      "A and C wait");
+	now += 1 * MS;
+	CHECK(rel(&d, &c[1], 0, now) == 0 && d.holder == &c[2],
+	      "B's release grants C, not A");
+	for (i = 0; i < 3; i++) {
+		fx = (struct gs_pol_effects){ 0 };
+		gs_pol_client_exit(&d, &c[i], now, &fx);
+	}
+}
+
+/*
  * Issue 21, bug 8: new knobs may remove what justified a standing yield
  * request (here: latency_pct 0 ranks a latency waiter as normal, inside
  * the holder's slice). The request is withdrawn, as when the waiter
@@ -2210,6 +2253,7 @@ static const struct tap_test tests[] = {
 	{ "caps hold, alone or shared, over the run and any second", t_caps },
 	{ "1000 clients: all served, shares by weight", t_thousand },
 	{ "GPU time: each grant charged max(held, reported), once", t_gpu_time },
+	{ "sums of reports saturate, never wrap", t_sums_saturate },
 	{ "new knobs withdraw a yield request that lost its reason", t_yield_rechecked_by_params },
 	{ "randomized sequences keep the invariants", t_random },
 	{ "user-space rbtree: in order both ways, balanced, after random adds and erases", t_rbtree },
