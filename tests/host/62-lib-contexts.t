@@ -99,8 +99,16 @@ run_bg held2 client GS_START_AT=$at GPUSCHED_DEBUG=stats "$GS_MEM" \
 run_bg asks2 client GS_START_AT=$at "$GS_CLIENT" --seconds 1 --kernel-us "$(us 100)"
 wait_bg asks2
 wait_bg held2
-check "two streams: asked to yield, its next launch returned before that kernel ended" \
-	grep -q '^op=query r=600' "$T/held2.out"
+# Host only: in the VM the grace time is 1 s (GS_TEST_SCALE), and the
+# launch after the sleep may wait for the drain, then for the revoked
+# grant's leftovers, then for room behind the two streams' unjoined work
+# (the stuck bound past what is queued): 3-5 s, as long as the kernel.
+if [ "$GS_TEST_SCALE" = 1 ]; then
+	check "two streams: asked to yield, its next launch returned before that kernel ended" \
+		grep -q '^op=query r=600' "$T/held2.out"
+else
+	skip "two streams, the next launch before the kernel's end: host only (in the VM the waits are as long as the kernel)"
+fi
 check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held2.err"
 show held2 asks2
 done_testing
