@@ -1060,6 +1060,26 @@ static void fx_none(void *arg, struct gs_pol_effects *fx, uint64_t now)
 	(void)now;
 }
 
+/* Device @d with parameters @p and @n clients @c, attached at @now. */
+static void clients_up(struct gs_pol_dev *d, const struct gs_pol_params *p,
+		       struct gs_pol_client *c, int n, uint64_t now)
+{
+	gs_pol_dev_init(d, p, now);
+	for (int i = 0; i < n; i++)
+		gs_pol_client_init(d, &c[i], now);
+}
+
+/* ... and gone at @now. */
+static void clients_down(struct gs_pol_dev *d, struct gs_pol_client *c, int n,
+			 uint64_t now)
+{
+	for (int i = 0; i < n; i++) {
+		struct gs_pol_effects fx = { 0 };
+
+		gs_pol_client_exit(d, &c[i], now, &fx);
+	}
+}
+
 /*
  * yield_due: when the waiters need the GPU, for the holder asked to yield.
  * The earliest of the times they gave (GPUSCHED_ACQUIRE_DUE); 0 as soon
@@ -1072,12 +1092,9 @@ static void t_yield_due(void)
 	struct gs_pol_effects fx = { 0 };
 	struct gs_pol_dev d;
 	uint64_t now = 1 * SEC;
-	int i;
 
 	gs_pol_default_params(&p);
-	gs_pol_dev_init(&d, &p, now);
-	for (i = 0; i < 3; i++)
-		gs_pol_client_init(&d, &c[i], now);
+	clients_up(&d, &p, c, 3, now);
 	CHECK(gs_pol_acquire(&d, &c[0], false, false, 0, 0, now, fx_none, NULL) == 0 &&
 	      d.holder == &c[0], "first acquire not granted");
 	CHECK(c[0].yield_due == 0, "yield_due %" PRIu64 " with nobody waiting",
@@ -1108,10 +1125,7 @@ static void t_yield_due(void)
 	CHECK(gs_pol_acquire(&d, &c[0], true, false, 0, 0, now, fx_none, NULL) == 0 &&
 	      d.holder == &c[1] && c[1].due_at == 0 && c[1].yield_due == 0,
 	      "yield: holder %td, due_at %" PRIu64, d.holder - c, c[1].due_at);
-	for (i = 0; i < 3; i++) {
-		fx = (struct gs_pol_effects){ 0 };
-		gs_pol_client_exit(&d, &c[i], now, &fx);
-	}
+	clients_down(&d, c, 3, now);
 }
 
 /*
@@ -1130,13 +1144,10 @@ static void t_nudge(void)
 	struct gs_pol_dev d;
 	uint64_t now = 1 * SEC, vt;
 	const u32 N = GPUSCHED_ACQUIRE_NUDGE;
-	int i;
 
 	gs_pol_default_params(&p);
 	p.latency_pct = 10;
-	gs_pol_dev_init(&d, &p, now);
-	for (i = 0; i < 3; i++)
-		gs_pol_client_init(&d, &c[i], now);
+	clients_up(&d, &p, c, 3, now);
 	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
 				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
 				       now, &fx) == 0, "set latency class");
@@ -1189,10 +1200,7 @@ static void t_nudge(void)
 			     NULL) == -EBUSY, "a nudge past the latency budget is not -EBUSY");
 	CHECK(c[0].nudge_at == now - 10 * p.grace_ns,
 	      "refused nudge moved nudge_at to %" PRIu64, c[0].nudge_at);
-	for (i = 0; i < 3; i++) {
-		fx = (struct gs_pol_effects){ 0 };
-		gs_pol_client_exit(&d, &c[i], now, &fx);
-	}
+	clients_down(&d, c, 3, now);
 }
 
 static void t_next_event(void)
@@ -1976,12 +1984,9 @@ static void t_gpu_time(void)
 	struct gs_pol_effects fx = { 0 };
 	struct gs_pol_dev d;
 	uint64_t now = 1 * SEC, v0, h0;
-	int i;
 
 	gs_pol_default_params(&p);
-	gs_pol_dev_init(&d, &p, now);
-	for (i = 0; i < 2; i++)
-		gs_pol_client_init(&d, &c[i], now);
+	clients_up(&d, &p, c, 2, now);
 
 	/* A's 80 ms kernel runs on after it hands over at 1 ms. */
 	CHECK(acq(&d, &c[0], false, 0, now) == 0 && d.holder == &c[0], "A granted");
@@ -2053,10 +2058,7 @@ static void t_gpu_time(void)
 	CHECK(d.held_ns == c[0].held_ns + c[1].held_ns,
 	      "device held %" PRIu64 " != clients' %" PRIu64, d.held_ns,
 	      c[0].held_ns + c[1].held_ns);
-	for (i = 0; i < 2; i++) {
-		fx = (struct gs_pol_effects){ 0 };
-		gs_pol_client_exit(&d, &c[i], now, &fx);
-	}
+	clients_down(&d, c, 2, now);
 }
 
 /*
@@ -2076,9 +2078,7 @@ static void t_sums_saturate(void)
 	int i, eperm = 0;
 
 	gs_pol_default_params(&p);
-	gs_pol_dev_init(&d, &p, now);
-	for (i = 0; i < 3; i++)
-		gs_pol_client_init(&d, &c[i], now);
+	clients_up(&d, &p, c, 3, now);
 	CHECK(gs_pol_set_client_params(&d, &c[0], GPUSCHED_WEIGHT_MIN,
 				       GPUSCHED_CLASS_NORMAL, 0, now, &fx) == 0,
 	      "A at weight %u", GPUSCHED_WEIGHT_MIN);
@@ -2096,10 +2096,7 @@ static void t_sums_saturate(void)
 	now += 1 * MS;
 	CHECK(rel(&d, &c[1], 0, now) == 0 && d.holder == &c[2],
 	      "B's release grants C, not A");
-	for (i = 0; i < 3; i++) {
-		fx = (struct gs_pol_effects){ 0 };
-		gs_pol_client_exit(&d, &c[i], now, &fx);
-	}
+	clients_down(&d, c, 3, now);
 }
 
 /*
@@ -2115,12 +2112,9 @@ static void t_yield_rechecked_by_params(void)
 	struct gs_pol_effects fx = { 0 };
 	struct gs_pol_dev d;
 	uint64_t now = 1 * SEC;
-	int i;
 
 	gs_pol_default_params(&p);
-	gs_pol_dev_init(&d, &p, now);
-	for (i = 0; i < 2; i++)
-		gs_pol_client_init(&d, &c[i], now);
+	clients_up(&d, &p, c, 2, now);
 	CHECK(acq(&d, &c[0], false, 0, now) == 0, "holder granted");
 	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
 				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
@@ -2138,10 +2132,7 @@ static void t_yield_rechecked_by_params(void)
 	CHECK(gs_pol_next_event(&d, now) == c[0].slice_end,
 	      "next event %" PRIu64 ", slice end %" PRIu64,
 	      gs_pol_next_event(&d, now), c[0].slice_end);
-	for (i = 0; i < 2; i++) {
-		fx = (struct gs_pol_effects){ 0 };
-		gs_pol_client_exit(&d, &c[i], now, &fx);
-	}
+	clients_down(&d, c, 2, now);
 }
 
 /*
