@@ -144,6 +144,29 @@ static CUevent ctx_last_of_all(struct gs_ctx *cs)
 }
 
 /*
+ * Is the oldest of @cs's work one that a wait gave up on (cs->stuck)? A
+ * kernel that waits for the host ends only once the program goes on, and
+ * each wait for it would last the whole grace time again: a drain (after
+ * a revocation, say) hands over with it running at once. Caller holds
+ * cs->lock.
+ */
+static bool head_stuck_locked(const struct gs_ctx *cs)
+{
+	return cs->nr && cs->stuck == cs->head_seq + 1;
+}
+
+/*
+ * A drain for @cs's work gave up (drain_until()): the oldest of it, if it
+ * has not ended, is waited for no more (head_stuck_locked(), throttle()).
+ * Caller holds cs->lock.
+ */
+static void ctx_stuck_locked(struct gs_ctx *cs)
+{
+	if (cs->nr && ev_query(cs->ev[cs->head]) == CUDA_ERROR_NOT_READY)
+		cs->stuck = cs->head_seq + 1;
+}
+
+/*
  * Wait until none of @cs's work is left, or until @giveup (drain_until()).
  * Where one event marks the end of it all (ctx_last_of_all()), a wait for
  * that event, which can end there, the work still running; else
@@ -168,6 +191,10 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	if (atomic_load(&cs->dead))
 		return;
 	pthread_mutex_lock(&cs->lock);
+	if (head_stuck_locked(cs)) {
+		pthread_mutex_unlock(&cs->lock);
+		return;
+	}
 	last = ctx_last_of_all(cs);
 	ctx = cs->ctx;
 	life = cs->life;
@@ -181,6 +208,10 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 			     ev_sync(last, GS_EV_NAP_MAX_NS, giveup);
 		if (!seen) {
 			STAT_INC(stuck_waits);
+			pthread_mutex_lock(&cs->lock);
+			if (cs->life == life)
+				ctx_stuck_locked(cs);
+			pthread_mutex_unlock(&cs->lock);
 			return;
 		}
 		r = CUDA_SUCCESS;
@@ -513,6 +544,10 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	CUevent last = NULL;
 
 	pthread_mutex_lock(&cs->lock);
+	if (head_stuck_locked(cs)) {
+		pthread_mutex_unlock(&cs->lock);
+		return;
+	}
 	while (cs->est.mean && left_ns && !atomic_load(&cs->dead)) {
 		uint64_t seq = cs->head_seq, now, after;
 		unsigned int i = 0, slot, life;
@@ -563,6 +598,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 			 * with it running (drain_until()).
 			 */
 			STAT_INC(stuck_waits);
+			ctx_stuck_locked(cs);
 			pthread_mutex_unlock(&cs->lock);
 			return;
 		}

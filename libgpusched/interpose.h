@@ -246,8 +246,8 @@ struct gs_ctx {
 	bool prev_ok;
 	unsigned int nr_events;		/* events created */
 	unsigned int throttled;		/* threads waiting in throttle() */
-	/* head_seq + 1 of an event a wait gave up on (wait_stuck_at()):
-	 * launches no longer wait for it. 0: none.
+	/* head_seq + 1 of an event a wait gave up on (wait_stuck_at(),
+	 * drain_until()): launches and drains no longer wait for it. 0: none.
 	 */
 	uint64_t stuck;
 	/* GPU time per launch, from our own events around each launch
