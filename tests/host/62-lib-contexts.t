@@ -108,8 +108,10 @@ check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held2.err"
 show held2 asks2
 
 # ... and asked to yield again, with the token back and the kernel still
-# running: the drain waits for it no more (one wait given up in all, not
-# one per drain, each as long as the grace time).
+# running: the drain waits for it no more (each wait given up lasts the
+# grace time). The first drain may give up on it, or a launch's wait for
+# room before that, and where the neighbour attaches late both: fewer
+# waits given up than drains, where every drain gave up before.
 rm -f "$GS_DOUBLE_SHM"
 at=$(start_at)
 run_bg held3 client GS_START_AT=$at GPUSCHED_DEBUG=stats "$GS_MEM" \
@@ -122,7 +124,7 @@ d3=$(value drains "$T/held3.err")
 s3=$(value stuck_waits "$T/held3.err")
 echo "# held3: ${d3:-?} drains, ${s3:-?} waits given up"
 check "asked to yield more than once (${d3:-0} drains)" [ "${d3:-0}" -ge 2 ]
-check "... its kernel waited for once, not at each drain (${s3:-?} waits given up)" \
-	[ "${s3:-0}" = 1 ]
+check "... its kernel not waited for at each drain (${s3:-?} waits given up)" \
+	[ "${s3:-999}" -lt "${d3:-0}" ]
 show held3
 done_testing
