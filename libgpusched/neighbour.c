@@ -18,12 +18,17 @@
  * holds again. queue_bound() then lets our queue grow while the next
  * request is far off and run down to the client's bound when it is due,
  * so that the latency client neither waits for a deep queue nor keeps
- * ours shallow all the time. Called with d->lock held.
+ * ours shallow all the time. @at 0 or later than @seen (a service that
+ * does not say when): @seen. Called with d->lock held.
  */
 static void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen, bool asks)
 {
 	uint64_t next, was, tol, last;
 
+	if (!gs_config()->latency_predict || dev_sharing(d) != SHARED_LATENCY)
+		return;
+	if (!at || at > seen)
+		at = seen;
 	was = atomic_load(&d->lat_next);
 	tol = atomic_load(&d->lat_tol);
 	last = d->lat.last;
@@ -55,13 +60,9 @@ static void lat_note(struct gs_dev *d, uint64_t at, uint64_t seen, bool asks)
 void lat_observe(struct gs_dev *d, const struct gpusched *g,
 			uint32_t fl, uint64_t now)
 {
-	uint64_t at;
-
-	if (!gs_config()->latency_predict || !YIELD_ASKED(fl) ||
-	    dev_sharing(d) != SHARED_LATENCY)
-		return;
-	at = __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED);
-	lat_note(d, at && at < now ? at : now, now, true);
+	if (YIELD_ASKED(fl))
+		lat_note(d, __atomic_load_n(&g->st->yield_ns, __ATOMIC_RELAXED),
+			 now, true);
 }
 
 /*
@@ -71,10 +72,8 @@ void lat_observe(struct gs_dev *d, const struct gpusched *g,
  */
 void lat_nudged(struct gs_dev *d, uint64_t at, uint64_t now)
 {
-	if (!gs_config()->latency_predict || !at ||
-	    dev_sharing(d) != SHARED_LATENCY)
-		return;
-	lat_note(d, at < now ? at : now, now, false);
+	if (at)
+		lat_note(d, at, now, false);
 }
 
 /*
