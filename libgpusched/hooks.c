@@ -101,7 +101,7 @@ struct gs_launch {
 	bool tracked;		/* in cs's ring: the token's, or beside it */
 	struct gs_frame fr;	/* frame_start(): how its start is marked */
 	bool ask;		/* beside: wake the idle thread once launched */
-	uint64_t t;		/* held: when the driver was called */
+	uint64_t t;		/* with stats, held: when the driver was called */
 };
 
 static uint64_t launch_key_ex(const CUlaunchConfig *c, const void *f)
@@ -125,6 +125,7 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	l->tracked = false;
 	l->fr.how = FRAME_NONE;
 	l->ask = false;
+	l->t = 0;
 	l->key = key;
 	ensure_process_init();
 	atomic_fetch_add_explicit(&stats.launches[route], 1, memory_order_relaxed);
@@ -180,7 +181,10 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 				frame_start(l->cs, stream, ptsz, key, &l->fr);
 			pthread_mutex_unlock(&l->cs->lock);
 		}
-		if (l->held)
+		/* For the stats only (slow_launches): without them, no
+		 * clock is read between the gate and the driver.
+		 */
+		if (l->held && gs_config()->stats)
 			l->t = gs_now_ns();
 		return CUDA_SUCCESS;
 	case GATE_DENIED:
@@ -192,14 +196,22 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 	}
 }
 
-static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
-		       bool ptsz)
+/*
+ * Does the end of @l's driver call need the time (launch_end())? Held (the
+ * predicted end of our work), timed (its frame), or with the start of the
+ * call known (@l->t: the stats).
+ */
+static inline bool launch_end_clock(const struct gs_launch *l)
 {
-	uint64_t now;
+	return l->tracked && (l->held || l->fr.how != FRAME_NONE || l->t);
+}
 
+/* @l's driver call returned @r at @now (0: launch_end_clock() was false). */
+static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
+		       bool ptsz, uint64_t now)
+{
 	if (!l->tracked)
 		return;
-	now = l->held || l->fr.how != FRAME_NONE ? gs_now_ns() : 0;
 	if (r == CUDA_SUCCESS) {
 		queued(l->cs, stream, ptsz, l->key, &l->fr, now);
 		atomic_fetch_add_explicit(&l->d->launches, 1, memory_order_relaxed);
@@ -207,7 +219,7 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 			STAT_INC(gated);
 	}
 	if (l->held) {
-		uint64_t us = (now - l->t) / 1000;
+		uint64_t us = l->t ? (now - l->t) / 1000 : 0;
 
 		/* The token held through it: a kernel's first launch in a
 		 * context, where the driver loads it, can take milliseconds.
@@ -224,13 +236,18 @@ static void launch_end(struct gs_launch *l, CUresult r, CUstream stream,
 }
 
 /*
- * With GPUSCHED_DEBUG=stats, how long each launch call took the program,
- * and the driver's part of it (the rest is the library's, the gate's
- * waits included): when the clock started (0: not timed).
+ * With GPUSCHED_DEBUG=stats, how long a launch call took the program, and
+ * the driver's part of it (the rest is the library's, the gate's waits
+ * included), for one call in GS_CALL_TIME_EVERY: when the clock started
+ * (0: not timed). A sample is as likely to hold a wait as any call.
  */
 static inline uint64_t launch_clock(void)
 {
-	return gs_config()->stats ? gs_now_ns() : 0;
+	if (!gs_config()->stats ||
+	    atomic_fetch_add_explicit(&stats.calls, 1, memory_order_relaxed) %
+	    GS_CALL_TIME_EVERY)
+		return 0;
+	return gs_now_ns();
 }
 
 /* The launch call began at @t0, and the driver's from @t1 to @t2. */
@@ -260,10 +277,10 @@ vis CUresult fname PARAMS							\
 	r = launch_begin(&l, route, s_, ptsz, (KEY));				\
 	if (r != CUDA_SUCCESS)							\
 		return r;							\
-	t1_ = t0_ ? gs_now_ns() : 0;						\
+	t1_ = !t0_ ? 0 : l.t ? l.t : gs_now_ns();				\
 	r = real.realfn ARGS;							\
-	t2_ = t0_ ? gs_now_ns() : 0;						\
-	launch_end(&l, r, s_, ptsz);						\
+	t2_ = t0_ || launch_end_clock(&l) ? gs_now_ns() : 0;			\
+	launch_end(&l, r, s_, ptsz, t2_);					\
 	if (t0_)								\
 		launch_timed(t0_, t1_, t2_);					\
 	return r;								\

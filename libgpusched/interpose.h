@@ -154,6 +154,7 @@ struct gs_stats {
 	atomic_ullong span_back_ns;	/* lengths' sum beyond the GPU clock's spans */
 	atomic_ullong joins;		/* turns of several streams joined */
 	atomic_ullong unjoined;		/* ... and not: reported as measured */
+	atomic_ullong calls;		/* launch calls, for launch_clock() */
 	/* Device memory (mem.c) */
 	atomic_ullong mem_reserves;	/* MEM_RESERVEs granted */
 	atomic_ullong mem_refused;	/* ... refused: CUDA_ERROR_OUT_OF_MEMORY */

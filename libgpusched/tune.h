@@ -37,6 +37,8 @@
 #define GS_SPIN_NS 100000ull
 /* A launch call this long is the driver loading a kernel, not queueing one: counted (stats) when the token is held. */
 #define GS_SLOW_LAUNCH_US 1000
+/* With GPUSCHED_DEBUG=stats, one launch call in this many is timed: the clock reads are before the kernel is queued, on the GPU's path for a program that waits for each kernel. */
+#define GS_CALL_TIME_EVERY 16
 /* Host time around a timed launch (its call, the events' records) shorter than this is the path's own, not a host away that may lie in the kernel's frame: a call that only queues takes microseconds. */
 #define GS_FRAME_AWAY_US 50
 /* A frame that may hold host time beyond this part of its length gives no sample: one an eighth off moves the 3:1 mean by a thirty-second. */
