@@ -649,10 +649,13 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
  * GPU time allowed unfinished, once the launches are timed: so much that a
  * yield drains within it whatever the kernels' size; while nobody else is
  * attached to the token, a deeper queue (no yield to drain for; it hides
- * the CPU's hiccups). *@floorp: the launches allowed past it
- * (queue_full()). Callers hold cs->lock.
+ * the CPU's hiccups). @want: the work that would be unfinished, where a
+ * bound of at least that much is all the caller needs to know (0: the
+ * bound itself). *@floorp: the launches allowed past it (queue_full()).
+ * Callers hold cs->lock.
  */
-uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
+static uint64_t queue_bound(struct gs_ctx *cs, uint64_t want,
+			    uint64_t *floorp)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t ns = c->queue_alone_ns, floor = 2, next, grace;
@@ -662,12 +665,15 @@ uint64_t queue_bound(struct gs_ctx *cs, uint64_t *floorp)
 		/* Kernels longer than the bound run one at a time: each
 		 * costs a CPU round trip, but a latency client waits for
 		 * one kernel, not two. Its next request predicted, what
-		 * ends by then may be queued (gs_period_bound()).
+		 * ends by then may be queued (gs_period_bound()), never
+		 * less than the client's bound: within that, the clock
+		 * (a read before the kernel is queued) is not needed.
 		 */
 		floor = 1;
+		ns = latency_queue_ns(cs->d);
 		next = atomic_load_explicit(&cs->d->lat_next, memory_order_relaxed);
-		ns = gs_period_bound(next, next ? gs_now_ns() : 0,
-				     latency_queue_ns(cs->d), c->queue_ns);
+		if (next && (!want || want > ns))
+			ns = gs_period_bound(next, gs_now_ns(), ns, c->queue_ns);
 		break;
 	case SHARED:
 		ns = c->queue_ns;
@@ -699,8 +705,8 @@ static bool queue_full(struct gs_ctx *cs, uint64_t key)
 	if (!cs->est.mean)
 		return n >= (dev_sharing(cs->d) == ALONE ?
 			     GS_QUEUE_UNMEASURED : 1);
-	ns = queue_bound(cs, &floor);
 	after = queued_ns(cs) + launch_ns(cs, key);
+	ns = queue_bound(cs, after, &floor);
 	/*
 	 * The floor queues a launch behind one longer than the bound, so
 	 * that the GPU has the next when it ends; not where the two would
