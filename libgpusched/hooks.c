@@ -101,7 +101,7 @@ struct gs_launch {
 	bool tracked;		/* in cs's ring: the token's, or beside it */
 	struct gs_frame fr;	/* frame_start(): how its start is marked */
 	bool ask;		/* beside: wake the idle thread once launched */
-	uint64_t t;		/* with stats, held: when the driver was called */
+	uint64_t t;		/* with stats, held and timed: when the driver was called */
 };
 
 static uint64_t launch_key_ex(const CUlaunchConfig *c, const void *f)
@@ -181,10 +181,15 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 				frame_start(l->cs, stream, ptsz, key, &l->fr);
 			pthread_mutex_unlock(&l->cs->lock);
 		}
-		/* For the stats only (slow_launches): without them, no
-		 * clock is read between the gate and the driver.
+		/* For the stats only (slow_launches), of the launches
+		 * timed: a kernel's first ones, where the driver loads it,
+		 * and the few timed on the GPU, whose events are recorded
+		 * here anyway. Otherwise no clock is read between the gate
+		 * and the driver, on the GPU's path where the program waits
+		 * for each kernel (a clock read is a system call on hosts
+		 * whose clock source is not the TSC).
 		 */
-		if (l->held && gs_config()->stats)
+		if (l->held && timed && gs_config()->stats)
 			l->t = gs_now_ns();
 		return CUDA_SUCCESS;
 	case GATE_DENIED:
