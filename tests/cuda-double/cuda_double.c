@@ -186,6 +186,8 @@ static struct {
 	atomic_ullong dead_stream_uses;	/* gs_double_dead_stream_uses() */
 	atomic_ullong late_gaps;	/* gs_double_late_gaps() */
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
+	atomic_ullong waited_launches;	/* gs_double_waited_launches() */
+	atomic_ullong clock_before;	/* gs_double_clock_before_launch() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	bool shared_streams;		/* $GS_DOUBLE_SHARED_STREAMS */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
@@ -906,7 +908,9 @@ EXPORT CUresult cuCtxGetDevice(CUdevice *dev)
 
 static CUresult capture_check(void);
 
-EXPORT CUresult cuCtxSynchronize(void)
+static CUresult program_waited(const void *caller, CUresult r);
+
+static CUresult ctx_sync(void)
 {
 	CUcontext c = current();
 
@@ -916,6 +920,11 @@ EXPORT CUresult cuCtxSynchronize(void)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	ctx_drain(c);
 	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	return program_waited(__builtin_return_address(0), ctx_sync());
 }
 
 /*
@@ -1026,13 +1035,56 @@ static CUresult stream_sync(CUstream s)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The program's own waits (not libgpusched's), and whether libgpusched
+ * read the clock between one and the launch after it on the same thread:
+ * with tests/host/clock-preload.c preloaded (gs_lib_clock_reads(),
+ * gs_lib_caller()); without it, never. A program that waits for each
+ * kernel has the GPU idle from the kernel's end until the next launch
+ * reaches the driver, and the library's work in between is on the path.
+ */
+static __thread bool t_waited;
+static __thread unsigned long t_reads_at_wait;
+static unsigned long (*lib_clock_reads)(void);
+static int (*lib_caller)(const void *);
+static pthread_once_t lib_clock_once = PTHREAD_ONCE_INIT;
+
+static void lib_clock_init(void)
+{
+	*(void **)&lib_clock_reads = dlsym(RTLD_DEFAULT, "gs_lib_clock_reads");
+	*(void **)&lib_caller = dlsym(RTLD_DEFAULT, "gs_lib_caller");
+}
+
+/* A wait called from @caller returned @r. */
+static CUresult program_waited(const void *caller, CUresult r)
+{
+	pthread_once(&lib_clock_once, lib_clock_init);
+	if (r == CUDA_SUCCESS && lib_clock_reads && lib_caller &&
+	    !lib_caller(caller)) {
+		t_waited = true;
+		t_reads_at_wait = lib_clock_reads();
+	}
+	return r;
+}
+
+/* A launch reached the driver. */
+static void launch_after_wait(void)
+{
+	if (!t_waited)
+		return;
+	t_waited = false;
+	atomic_fetch_add(&D.waited_launches, 1);
+	if (lib_clock_reads() != t_reads_at_wait)
+		atomic_fetch_add(&D.clock_before, 1);
+}
+
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
-	return stream_sync(s);
+	return program_waited(__builtin_return_address(0), stream_sync(s));
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
 {
-	return stream_sync(s);
+	return program_waited(__builtin_return_address(0), stream_sync(s));
 }
 
 static CUresult stream_query(CUstream s)
@@ -1287,7 +1339,7 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end)
 	return r;
 }
 
-EXPORT CUresult cuEventSynchronize(CUevent e)
+static CUresult event_sync(CUevent e)
 {
 	if (!e)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -1299,6 +1351,11 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 		atomic_fetch_add(&D.spin_syncs, 1);
 	wait_seq(e->ctx, e->seq);
 	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+	return program_waited(__builtin_return_address(0), event_sync(e));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1342,6 +1399,7 @@ EXPORT CUresult cuLaunchKernel(KPARAMS, void **p, void **e)
 {
 	(void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shmem;
 	(void)p; (void)e;
+	launch_after_wait();
 	return launch(s, (uintptr_t)f);
 }
 
@@ -2123,6 +2181,16 @@ EXPORT uint64_t gs_double_others_queued_us(void)
 EXPORT uint64_t gs_double_queued_max(void)
 {
 	return atomic_exchange(&D.queued_max, 0);
+}
+
+EXPORT uint64_t gs_double_waited_launches(void)
+{
+	return atomic_load(&D.waited_launches);
+}
+
+EXPORT uint64_t gs_double_clock_before_launch(void)
+{
+	return atomic_load(&D.clock_before);
 }
 
 EXPORT uint64_t gs_double_spin_syncs(void)

@@ -117,6 +117,15 @@ typedef uint64_t (*gsd_late_gaps_fn)(void);
  */
 typedef uint64_t (*gsd_queued_max_fn)(void);
 #define GSD_QUEUED_MAX_SYM "gs_double_queued_max"
+/* Launches that followed one of the program's own waits (a synchronize
+ * not called by libgpusched) on the same thread, and of those the ones
+ * before which libgpusched read the clock: with tests/host/libgs-clock.so
+ * preloaded; 0 without it.
+ */
+typedef uint64_t (*gsd_waited_launches_fn)(void);
+#define GSD_WAITED_LAUNCHES_SYM "gs_double_waited_launches"
+typedef uint64_t (*gsd_clock_before_launch_fn)(void);
+#define GSD_CLOCK_BEFORE_LAUNCH_SYM "gs_double_clock_before_launch"
 /* The work other processes have queued or running on the current
  * context's GPU, in microseconds: on a GPU that runs one process's work at
  * a time, what a kernel launched now would wait for.

@@ -140,6 +140,8 @@ static gsd_late_gaps_fn late_gaps;
 static gsd_dead_stream_uses_fn dead_stream_uses;
 static gsd_queued_max_fn queued_max;
 static gsd_others_queued_us_fn others_queued_us;
+static gsd_waited_launches_fn waited_launches;
+static gsd_clock_before_launch_fn clock_before_launch;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -283,6 +285,8 @@ static void resolve(void)
 	dead_stream_uses = (gsd_dead_stream_uses_fn)sym(h, GSD_DEAD_STREAM_USES_SYM);
 	queued_max = (gsd_queued_max_fn)sym(h, GSD_QUEUED_MAX_SYM);
 	others_queued_us = (gsd_others_queued_us_fn)sym(h, GSD_OTHERS_QUEUED_US_SYM);
+	waited_launches = (gsd_waited_launches_fn)sym(h, GSD_WAITED_LAUNCHES_SYM);
+	clock_before_launch = (gsd_clock_before_launch_fn)sym(h, GSD_CLOCK_BEFORE_LAUNCH_SYM);
 }
 
 /*
@@ -819,6 +823,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)blocking_records(),
 	       (unsigned long long)late_gaps(),
 	       (unsigned long long)dead_stream_uses());
+	printf("waited_launches=%llu clock_before_launch=%llu\n",
+	       (unsigned long long)waited_launches(),
+	       (unsigned long long)clock_before_launch());
 	if (opt.period_us && opt.burst > 1) {
 		printf("stalled_requests=%llu stalled_at=",
 		       (unsigned long long)atomic_load(&stalled_requests));

@@ -7,7 +7,7 @@
 
 GSHOST_DIR := $(B)/tests/host
 GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so \
-	$(GSHOST_DIR)/gs-mem-test
+	$(GSHOST_DIR)/gs-mem-test $(GSHOST_DIR)/libgs-clock.so
 GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter memsize diag)
 
 $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(LIBGS_HDRS) \
@@ -24,6 +24,11 @@ $(GSHOST_DIR)/gs-mem-test: tests/host/gs-mem-test.c kmod/uapi/linux/gpusched.h \
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -Idaemon -Itests/cuda-double -o $@ $<
 
 $(GSHOST_DIR)/libgs-next.so: tests/host/next-preload.c
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+# Counts libgpusched's clock reads for the double (52-launch-clock.t).
+$(GSHOST_DIR)/libgs-clock.so: tests/host/clock-preload.c
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
