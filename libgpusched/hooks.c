@@ -203,12 +203,12 @@ CUresult launch_begin(struct gs_launch *l, enum gs_route route,
 
 /*
  * Does the end of @l's driver call need the time (launch_end())? Held (the
- * predicted end of our work), timed (its frame), or with the start of the
- * call known (@l->t: the stats).
+ * predicted end of our work; with stats, a timed call's length: @l->t is
+ * only set on held launches), or timed (its frame).
  */
 static inline bool launch_end_clock(const struct gs_launch *l)
 {
-	return l->tracked && (l->held || l->fr.how != FRAME_NONE || l->t);
+	return l->tracked && (l->held || l->fr.how != FRAME_NONE);
 }
 
 /* @l's driver call returned @r at @now (0: launch_end_clock() was false). */
