@@ -28,10 +28,10 @@ static void stop_launches(struct gs_dev *d)
 	atomic_store(&d->draining, true);
 	while (atomic_load(&d->launching)) {
 		/* Launches in flight are CPU work of microseconds. */
-		if (++spins < 64) {
+		if (++spins < GS_SPIN_YIELDS) {
 			sched_yield();
 		} else {
-			struct timespec ts = { 0, 20000 };
+			struct timespec ts = { 0, GS_SPIN_NAP_NS };
 
 			nanosleep(&ts, NULL);
 		}

@@ -145,10 +145,10 @@ static void *idle_thread(void *arg)
 	(void)arg;
 	/* Its queries and waits never meet an application's capture. */
 	gs_relax_thread();
-	if (tick < 100000)
-		tick = 100000;
-	if (tick > 5000000)
-		tick = 5000000;
+	if (tick < GS_IDLE_TICK_MIN_NS)
+		tick = GS_IDLE_TICK_MIN_NS;
+	if (tick > GS_IDLE_TICK_MAX_NS)
+		tick = GS_IDLE_TICK_MAX_NS;
 	pthread_mutex_lock(&G.lock);
 	while (!G.bg_stop) {
 		bool busy = false;

@@ -182,10 +182,10 @@ static struct gpusched *mem_get(struct gs_dev *d, bool open)
 			dev_open_locked(d);
 			pthread_mutex_unlock(&d->lock);
 			open = false;
-		} else if (spins < 64) {
+		} else if (spins < GS_SPIN_YIELDS) {
 			sched_yield();
 		} else {
-			struct timespec ts = { 0, 50000 };
+			struct timespec ts = { 0, GS_OPEN_NAP_NS };
 
 			nanosleep(&ts, NULL);
 		}

@@ -17,6 +17,16 @@
 #define GS_IDLE_LATENCY_US 100
 /* Grants in a row whose launches never followed the end of our work before a latency-class holder gives the token back as its last work runs: a pattern of the program's, and one wrong costs one hand-over. */
 #define GS_LAT_EARLY_AFTER 8
+/* The idle thread looks for yield requests at half the idle time while nothing launches, no more often than this: each look is a wake-up on a core the program may want ... */
+#define GS_IDLE_TICK_MIN_NS 100000ull
+/* ... and no less often than this: a yield asked of a holder that stopped launching is answered within it, far inside the grace time. */
+#define GS_IDLE_TICK_MAX_NS 5000000ull
+/* A wait for other threads' CPU work of microseconds (a launch passing the gate, a device opening) yields the CPU this many times, then naps ... */
+#define GS_SPIN_YIELDS 64
+/* ... this long between looks for a launch passing the gate: that thread, if preempted, is back within a scheduler tick or so, and a nap this short costs little. */
+#define GS_SPIN_NAP_NS 20000ull
+/* ... this long between looks for the device another thread opens: that thread may wait for the token meanwhile, for as long as the token takes. */
+#define GS_OPEN_NAP_NS 50000ull
 /* Launches in flight at most: the driver's push buffer, not the GPU, would otherwise bound them. */
 #define GS_QUEUE 1024
 /* Launches in flight alone before one is timed on the GPU (beside others, one): their length may be anything. */
