@@ -144,6 +144,19 @@ static CUevent ctx_last_of_all(struct gs_ctx *cs)
 }
 
 /*
+ * Has all of @cs's work been seen to end? Every launch followed by an
+ * event seen completing (popped), all on one stream: nothing of ours is
+ * left on the GPU, and a drain has nothing to wait for. An event on one
+ * of several streams says nothing of the others' work. Caller holds
+ * cs->lock.
+ */
+static bool ctx_seen_done_locked(const struct gs_ctx *cs)
+{
+	return !cs->nr && cs->done == cs->launches && !cs->multi &&
+	       !cs->strm_over;
+}
+
+/*
  * Is the oldest of @cs's work one that a wait gave up on (cs->stuck)? A
  * kernel that waits for the host ends only once the program goes on, and
  * each wait for it would last the whole grace time again: a drain (after
@@ -168,9 +181,13 @@ static void ctx_stuck_locked(struct gs_ctx *cs)
 
 /*
  * Wait until none of @cs's work is left, or until @giveup (drain_until()).
- * Where one event marks the end of it all (ctx_last_of_all()), a wait for
- * that event, which can end there, the work still running; else
- * cuCtxSynchronize(), which cannot. The GPU has nothing of ours to run
+ * None, where all of it was seen to end (ctx_seen_done_locked(): a nudged
+ * holder whose program waited for its last kernel has popped that
+ * kernel's event by then, and a cuCtxSynchronize() would cost its next
+ * launch microseconds for nothing). Where one event marks the end of it
+ * all (ctx_last_of_all()), a wait for that event, which can end there,
+ * the work still running; else cuCtxSynchronize(), which cannot. The GPU
+ * has nothing of ours to run
  * from that event on, and a nudged holder's next kernels, a drained
  * holder's hand-over wait for this wait to see it: where the end of our
  * work is predicted, nap toward it and poll from GS_SPIN_US before it
@@ -184,7 +201,7 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	uint64_t end = 0;
 	struct gs_est est;
 	unsigned int life;
-	bool relaxed, seen;
+	bool relaxed, seen, ended;
 	CUevent last;
 	CUresult r;
 
@@ -196,12 +213,16 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 		return;
 	}
 	last = ctx_last_of_all(cs);
+	ended = !last && ctx_seen_done_locked(cs);
 	ctx = cs->ctx;
 	life = cs->life;
 	est = cs->est;
 	if (last && est.mean && c->spin_ns)
 		end = cs->end_ns;
 	pthread_mutex_unlock(&cs->lock);
+	r = CUDA_SUCCESS;
+	if (ended)
+		goto done;
 	if (last) {
 		seen = end ? wait_end(cs, last, end, end - c->spin_ns, &est,
 				      giveup, false) == DRY_SEEN :
@@ -214,7 +235,6 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 			pthread_mutex_unlock(&cs->lock);
 			return;
 		}
-		r = CUDA_SUCCESS;
 		goto done;
 	}
 	if (!real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2 ||

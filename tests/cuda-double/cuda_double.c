@@ -66,6 +66,10 @@
  *    (gs_double_blocking_records()): the real driver takes the recording
  *    thread about twice as long for such a timing event as for one
  *    without blocking sync;
+ *  - cuCtxSynchronize() called from libgpusched (the caller's file, by
+ *    dladdr()) is counted (gs_double_lib_ctx_syncs()): a drain that
+ *    needs one makes the next launch wait for a driver call of
+ *    microseconds;
  *  - at most $GS_DOUBLE_QUEUE (default 256) items queued per context;
  *    further launches block, as with a full push buffer; the most kernels
  *    a context had queued or running at once is kept for the process
@@ -188,6 +192,7 @@ static struct {
 	atomic_ullong queued_max;	/* gs_double_queued_max() */
 	atomic_ullong waited_launches;	/* gs_double_waited_launches() */
 	atomic_ullong clock_before;	/* gs_double_clock_before_launch() */
+	atomic_ullong lib_ctx_syncs;	/* gs_double_lib_ctx_syncs() */
 	unsigned int stretch_pct;	/* $GS_DOUBLE_STRETCH_PCT */
 	bool shared_streams;		/* $GS_DOUBLE_SHARED_STREAMS */
 	uint64_t late_gap_ns;		/* $GS_DOUBLE_LATE_GAP_US */
@@ -922,9 +927,22 @@ static CUresult ctx_sync(void)
 	return CUDA_SUCCESS;
 }
 
+/* Is @caller's code in libgpusched? */
+static bool from_libgpusched(const void *caller)
+{
+	Dl_info i;
+
+	return dladdr(caller, &i) && i.dli_fname &&
+	       strstr(i.dli_fname, "libgpusched");
+}
+
 EXPORT CUresult cuCtxSynchronize(void)
 {
-	return program_waited(__builtin_return_address(0), ctx_sync());
+	const void *caller = __builtin_return_address(0);
+
+	if (from_libgpusched(caller))
+		atomic_fetch_add(&D.lib_ctx_syncs, 1);
+	return program_waited(caller, ctx_sync());
 }
 
 /*
@@ -2191,6 +2209,11 @@ EXPORT uint64_t gs_double_waited_launches(void)
 EXPORT uint64_t gs_double_clock_before_launch(void)
 {
 	return atomic_load(&D.clock_before);
+}
+
+EXPORT uint64_t gs_double_lib_ctx_syncs(void)
+{
+	return atomic_load(&D.lib_ctx_syncs);
 }
 
 EXPORT uint64_t gs_double_spin_syncs(void)

@@ -126,6 +126,9 @@ typedef uint64_t (*gsd_waited_launches_fn)(void);
 #define GSD_WAITED_LAUNCHES_SYM "gs_double_waited_launches"
 typedef uint64_t (*gsd_clock_before_launch_fn)(void);
 #define GSD_CLOCK_BEFORE_LAUNCH_SYM "gs_double_clock_before_launch"
+/* cuCtxSynchronize() calls made by libgpusched. */
+typedef uint64_t (*gsd_lib_ctx_syncs_fn)(void);
+#define GSD_LIB_CTX_SYNCS_SYM "gs_double_lib_ctx_syncs"
 /* The work other processes have queued or running on the current
  * context's GPU, in microseconds: on a GPU that runs one process's work at
  * a time, what a kernel launched now would wait for.

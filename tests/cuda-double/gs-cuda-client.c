@@ -142,6 +142,7 @@ static gsd_queued_max_fn queued_max;
 static gsd_others_queued_us_fn others_queued_us;
 static gsd_waited_launches_fn waited_launches;
 static gsd_clock_before_launch_fn clock_before_launch;
+static gsd_lib_ctx_syncs_fn lib_ctx_syncs;
 static atomic_ullong launches, errors;
 static atomic_int first_error;
 static uint64_t t_start, t_end;
@@ -287,6 +288,7 @@ static void resolve(void)
 	others_queued_us = (gsd_others_queued_us_fn)sym(h, GSD_OTHERS_QUEUED_US_SYM);
 	waited_launches = (gsd_waited_launches_fn)sym(h, GSD_WAITED_LAUNCHES_SYM);
 	clock_before_launch = (gsd_clock_before_launch_fn)sym(h, GSD_CLOCK_BEFORE_LAUNCH_SYM);
+	lib_ctx_syncs = (gsd_lib_ctx_syncs_fn)sym(h, GSD_LIB_CTX_SYNCS_SYM);
 }
 
 /*
@@ -823,9 +825,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)blocking_records(),
 	       (unsigned long long)late_gaps(),
 	       (unsigned long long)dead_stream_uses());
-	printf("waited_launches=%llu clock_before_launch=%llu\n",
+	printf("waited_launches=%llu clock_before_launch=%llu lib_ctx_syncs=%llu\n",
 	       (unsigned long long)waited_launches(),
-	       (unsigned long long)clock_before_launch());
+	       (unsigned long long)clock_before_launch(),
+	       (unsigned long long)lib_ctx_syncs());
 	if (opt.period_us && opt.burst > 1) {
 		printf("stalled_requests=%llu stalled_at=",
 		       (unsigned long long)atomic_load(&stalled_requests));
