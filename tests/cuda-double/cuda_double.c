@@ -1056,29 +1056,28 @@ static CUresult stream_sync(CUstream s)
 /*
  * The program's own waits (not libgpusched's), and whether libgpusched
  * read the clock between one and the launch after it on the same thread:
- * with tests/host/clock-preload.c preloaded (gs_lib_clock_reads(),
- * gs_lib_caller()); without it, never. A program that waits for each
+ * with tests/host/clock-preload.c preloaded (gs_lib_clock_reads()); a
+ * wait is the library's where from_libgpusched() says so; without the
+ * preload, never. A program that waits for each
  * kernel has the GPU idle from the kernel's end until the next launch
  * reaches the driver, and the library's work in between is on the path.
  */
 static __thread bool t_waited;
 static __thread unsigned long t_reads_at_wait;
 static unsigned long (*lib_clock_reads)(void);
-static int (*lib_caller)(const void *);
 static pthread_once_t lib_clock_once = PTHREAD_ONCE_INIT;
 
 static void lib_clock_init(void)
 {
 	*(void **)&lib_clock_reads = dlsym(RTLD_DEFAULT, "gs_lib_clock_reads");
-	*(void **)&lib_caller = dlsym(RTLD_DEFAULT, "gs_lib_caller");
 }
 
 /* A wait called from @caller returned @r. */
 static CUresult program_waited(const void *caller, CUresult r)
 {
 	pthread_once(&lib_clock_once, lib_clock_init);
-	if (r == CUDA_SUCCESS && lib_clock_reads && lib_caller &&
-	    !lib_caller(caller)) {
+	if (r == CUDA_SUCCESS && lib_clock_reads &&
+	    !from_libgpusched(caller)) {
 		t_waited = true;
 		t_reads_at_wait = lib_clock_reads();
 	}

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * An interposer of clock_gettime() that counts, per thread, the calls made
- * from libgpusched's code (gs_lib_clock_reads()), and says whether an
- * address lies in that code (gs_lib_caller()). The CUDA test double asks
- * both (cuda_double.h: launches after the program's own waits that found
- * the library had read the clock since: 52-launch-clock.t).
+ * from libgpusched's code (gs_lib_clock_reads()). The CUDA test double asks
+ * (cuda_double.h: launches after the program's own waits that found the
+ * library had read the clock since: 52-launch-clock.t).
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -40,7 +39,8 @@ static int find_lib(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-__attribute__((visibility("default"))) int gs_lib_caller(const void *addr)
+/* Does @addr lie in libgpusched's code? */
+static int lib_caller(const void *addr)
 {
 	uintptr_t a = (uintptr_t)addr;
 
@@ -62,7 +62,7 @@ __attribute__((visibility("default"))) int clock_gettime(clockid_t id,
 	if (!next)
 		next = (int (*)(clockid_t, struct timespec *))
 			dlsym(RTLD_NEXT, "clock_gettime");
-	if (gs_lib_caller(__builtin_return_address(0)))
+	if (lib_caller(__builtin_return_address(0)))
 		lib_reads++;
 	return next(id, ts);
 }
