@@ -187,11 +187,11 @@ static void ctx_stuck_locked(struct gs_ctx *cs)
  * launch microseconds for nothing). Where one event marks the end of it
  * all (ctx_last_of_all()), a wait for that event, which can end there,
  * the work still running; else cuCtxSynchronize(), which cannot. The GPU
- * has nothing of ours to run
- * from that event on, and a nudged holder's next kernels, a drained
- * holder's hand-over wait for this wait to see it: where the end of our
- * work is predicted, nap toward it and poll from GS_SPIN_US before it
- * (wait_end()), rather than nap up to GS_EV_NAP_MAX_NS past it.
+ * has nothing of ours to run from that event on, and a nudged holder's
+ * next kernels, a drained holder's hand-over wait for this wait to see
+ * it: where the end of our work is predicted, nap toward it and poll from
+ * GS_SPIN_US before it (wait_end()), rather than nap up to
+ * GS_EV_NAP_MAX_NS past it.
  */
 static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 {
