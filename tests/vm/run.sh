@@ -216,6 +216,15 @@ for attempt in 1 2; do
 	# entropy for minutes, and its "crng init done" flips a static branch
 	# in the middle of the tests, the same int3 patching (an "Oops: int3"
 	# in crng_make_state during a fork).
+	# trace_event=initcall:initcall_finish: an event on from boot keeps
+	# the tracer's record of task names (its probes on sched_switch and
+	# sched_wakeup) registered from the boot CPU's early init on. The
+	# function tracer takes that record whenever it starts
+	# (kselftest/overrun), and the first to take it registers the probes,
+	# patching those tracepoints' branches in the scheduler's hottest
+	# paths while the other vCPU runs them (an "Oops: int3" in
+	# ttwu_do_activate); later ones only count. That event fires at boot
+	# only.
 	timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 \
 		-machine pc -accel tcg,thread=multi -cpu qemu64,+rdrand \
 		-m "$VM_MEM" -smp "$VM_SMP" \
@@ -223,7 +232,7 @@ for attempt in 1 2; do
 		-serial "file:$CONSOLE" \
 		-chardev "file,id=results,path=$RESULTS" -device isa-serial,chardev=results \
 		-kernel "$KIMAGE" -initrd "$OUT/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable random.trust_cpu=on GSVM_TEST_TIMEOUT=$VM_TEST_TIMEOUT $VM_APPEND" \
+		-append "console=ttyS0 loglevel=5 panic=-1 tsc=reliable random.trust_cpu=on trace_event=initcall:initcall_finish GSVM_TEST_TIMEOUT=$VM_TEST_TIMEOUT $VM_APPEND" \
 		</dev/null >"$OUT/qemu.log" 2>&1
 	qemu_rc=$?
 	set -e
