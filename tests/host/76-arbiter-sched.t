@@ -53,14 +53,15 @@ check "polling: both were granted the token" \
 busy=$(cat "$T/poll.cpu")
 # Requests come every few milliseconds: the arbiter does not sleep.
 check "polling: while requests come, the arbiter polls ($busy s of CPU in 0.5 s; $slept s sleeping)" \
-	awk -v p="$busy" -v s="$slept" 'BEGIN { exit !(p > 0.1 && p > 4 * s) }'
+	awk -v p="$busy" -v s="$slept" "$GS_AWK_NUM"'
+	BEGIN { exit !(num(p) && num(s) && p + 0 > 0.1 && p + 0 > 4 * s) }'
 sleep 0.2
 c0=$(arb_ticks)
 sleep 1
 c1=$(arb_ticks)
 idle=$(ticks_s "$c0" "$c1")
 check "polling: once they stop, it sleeps ($idle s of CPU in 1 s)" \
-	awk -v u="$idle" 'BEGIN { exit !(u < 0.1) }'
+	below "$idle" 0.1
 stop_arbiter
 show poll-a poll-b
 

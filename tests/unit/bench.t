@@ -60,7 +60,14 @@ sed 's/^/# /' "$T/log"
 check "the bench ran both scenarios (exit $rc)" [ $rc = 0 ]
 j=$T/out/bench.json
 get() { python3 -c "import json,sys; r=json.load(open('$j')); print($1)" 2>/dev/null; }
-close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+# close A B TOL: |A - B| <= TOL, all three decimal numbers (a figure the
+# bench left out, or printed as nan, fails).
+close() {
+	awk -v a="$1" -v b="$2" -v t="$3" '
+	function num(x) { return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
+	BEGIN { if (!num(a) || !num(b) || !num(t)) exit 1
+		d = a - b; if (d < 0) d = -d; exit !(d <= t + 0) }'
+}
 # with_bench: the Python on stdin, with the bench loaded as module b.
 with_bench() {
 	python3 -c 'import importlib.machinery, importlib.util, sys
@@ -342,7 +349,7 @@ r = [x for x in json.load(open('$mxj')) if x['tag'] == 'mxpair.mixed'][0]
 s = r['summary']['default']
 print('%.3f %.3f' % (s['share'][0], s['gpu_share'][0]))" 2>/dev/null)
 check "mixed lengths: the share from the trace matches the client's ($mx1)" \
-	sh -c "set -- $mx1; [ -n \"\$1\" ] && awk -v a=\$1 -v b=\$2 'BEGIN { d = a - b; exit !(d < 0.01 && d > -0.01) }'"
+	close "${mx1%% *}" "${mx1#* }" 0.01
 # The launch length measured over the kernels' own: per process where a
 # launch is one kernel of one length; none for mixed lengths, whose
 # context mean is not what the library goes by.
