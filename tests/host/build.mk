@@ -48,3 +48,33 @@ VM_EXTRA += $(foreach t,$(GSHOST_VM_T),$(t):/tests/$(notdir $(t))) \
 	$(GSHOST_DIR)/gs-token-test:/usr/lib/gpusched/gs-token-test \
 	$(GSHOST_DIR)/libgs-next.so:/usr/lib/gpusched/libgs-next.so \
 	$(GSD_DIR)/gpusched-run:/usr/lib/gpusched/gpusched-run
+
+# The library under AddressSanitizer and UndefinedBehaviorSanitizer, for
+# 95-sanitizers.t. hooks.c is built without them: its dlsym() serves the
+# sanitizer runtime's own start-up, before that runtime can run
+# instrumented code.
+LIBGS_SAN_DIR := $(B)/san/libgpusched
+LIBGS_SAN := $(LIBGS_SAN_DIR)/libgpusched.so.1
+LIBGS_SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+LIBGS_SAN_OBJS := $(patsubst %.c,$(LIBGS_SAN_DIR)/%.o,$(LIBGS_SRCS)) \
+	$(LIBGS_SAN_DIR)/dlsym.o
+
+$(LIBGS_SAN_DIR)/%.o: libgpusched/%.c $(LIBGS_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CC,$@)$(CC) $(LIBGS_CFLAGS) $(LIBGS_SAN_FLAGS) -c -o $@ $<
+
+$(LIBGS_SAN_DIR)/hooks.o: libgpusched/hooks.c $(LIBGS_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CC,$@)$(CC) $(LIBGS_CFLAGS) -c -o $@ $<
+
+$(LIBGS_SAN_DIR)/dlsym.o: libgpusched/dlsym.S
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,AS,$@)$(CC) $(LIBGS_CFLAGS) -c -o $@ $<
+
+$(LIBGS_SAN): $(LIBGS_SAN_OBJS) libgpusched/libgpusched.map
+	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) $(LIBGS_SAN_FLAGS) -shared -pthread \
+		-Wl,-soname,libgpusched.so.1 \
+		-Wl,--version-script=libgpusched/libgpusched.map \
+		-Wl,-z,now -o $@ $(LIBGS_SAN_OBJS) -ldl
+
+CHECK_TARGETS += $(LIBGS_SAN)
