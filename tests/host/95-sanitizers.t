@@ -6,9 +6,9 @@
 # the library's, or undefined behaviour. Their own checks are not judged
 # here: the sanitized library is several times slower, which their timing
 # does not allow for; that each ran to its plan is. Not 10-lib-symbols
-# (it reads the library's symbols, one file) nor 52-launch-clock (its
-# interposer counts the clock reads of the library's code, a range that
-# the sanitizer runtime's own calls fall outside of).
+# (it reads the library's symbols, one file) nor 52-launch-clock (it
+# preloads its clock interposer before the library, where the
+# sanitizer's runtime must come first).
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 san=$(find_file "$t_root/build/san/libgpusched/libgpusched.so.1") ||
