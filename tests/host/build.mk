@@ -39,6 +39,7 @@ USER_TARGETS += $(GSHOST_BINS)
 GSHOST_VM_T := $(wildcard tests/host/*-lib-*.t) tests/host/70-token.t
 VM_EXTRA += $(foreach t,$(GSHOST_VM_T),$(t):/tests/$(notdir $(t))) \
 	tests/host/lib.sh:/usr/lib/gpusched/lib.sh \
+	tests/host/compare.sh:/usr/lib/gpusched/compare.sh \
 	tests/host/libgpusched.symbols:/usr/lib/gpusched/libgpusched.symbols \
 	$(LIBGS_SO):/usr/lib/gpusched/libgpusched.so.1 \
 	$(GSDBL_LIB):/usr/lib/gpusched/cuda-double/libcuda.so.1 \

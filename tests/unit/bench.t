@@ -60,14 +60,9 @@ sed 's/^/# /' "$T/log"
 check "the bench ran both scenarios (exit $rc)" [ $rc = 0 ]
 j=$T/out/bench.json
 get() { python3 -c "import json,sys; r=json.load(open('$j')); print($1)" 2>/dev/null; }
-# close A B TOL: |A - B| <= TOL, all three decimal numbers (a figure the
+# within A B TOL: |A - B| <= TOL, all three decimal numbers (a figure the
 # bench left out, or printed as nan, fails).
-close() {
-	awk -v a="$1" -v b="$2" -v t="$3" '
-	function num(x) { return x ~ /^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$/ }
-	BEGIN { if (!num(a) || !num(b) || !num(t)) exit 1
-		d = a - b; if (d < 0) d = -d; exit !(d <= t + 0) }'
-}
+. "$root/tests/host/compare.sh"
 # with_bench: the Python on stdin, with the bench loaded as module b.
 with_bench() {
 	python3 -c 'import importlib.machinery, importlib.util, sys
@@ -82,16 +77,16 @@ exec(sys.stdin.read())' "$bench"
 # 0.495 of the GPU each, 100 hand-offs a second, every gap 100 us.
 s0=$(get "r[0]['summary']['default']['share'][0]")
 sum=$(get "r[0]['summary']['default']['sum']")
-check "pair: share 0.495 each ($s0)" close "$s0" 0.495 0.002
-check "pair: sum 0.99 ($sum)" close "$sum" 0.99 0.004
+check "pair: share 0.495 each ($s0)" within "$s0" 0.495 0.002
+check "pair: sum 0.99 ($sum)" within "$sum" 0.99 0.004
 g=$(get "r[0]['summary']['default']['gpu_share'][1]")
-check "pair: share from the GPU clock, common window ($g)" close "$g" 0.495 0.005
+check "pair: share from the GPU clock, common window ($g)" within "$g" 0.495 0.005
 h=$(get "r[0]['summary']['default']['handoffs_per_s']")
-check "pair: 100 hand-offs a second ($h)" close "$h" 100 2
+check "pair: 100 hand-offs a second ($h)" within "$h" 100 2
 p50=$(get "r[0]['summary']['default']['handoff_p50_us']")
-check "pair: hand-off gap 100 us ($p50)" close "$p50" 100 0.5
+check "pair: hand-off gap 100 us ($p50)" within "$p50" 100 0.5
 c1=$(get "r[0]['summary']['default']['cpu'][1]")
-check "pair: CPU time in cores, from the client's own count ($c1)" close "$c1" 0.25 0.001
+check "pair: CPU time in cores, from the client's own count ($c1)" within "$c1" 0.25 0.001
 check "and the table has a row for it" grep -q '^cpu 1, cores  *0.25  ' "$T/log"
 svc=$(get "r[0]['runs']['gpusched']['service']")
 check "gpusched mode ran with the arbiter ($svc)" [ "$svc" = arbiter ]
@@ -108,9 +103,9 @@ check "a target met is PASS, one missed is short ($ok1, $ok2)" \
 # 1:3: slices of 5 ms and 15 ms, 20 ms rounds: 0.2480 and 0.7480.
 f=$(get "r[1]['summary']['default']['frac'][0]")
 e=$(get "r[1]['summary']['default']['err_pts']")
-check "1:3: first has 0.249 of the total ($f), error $e points" close "$f" 0.249 0.002
+check "1:3: first has 0.249 of the total ($f), error $e points" within "$f" 0.249 0.002
 jn=$(get "r[1]['summary']['default']['jain']")
-check "1:3: Jain's index of weight-normalised shares is 1 ($jn)" close "$jn" 1 0.001
+check "1:3: Jain's index of weight-normalised shares is 1 ($jn)" within "$jn" 1 0.001
 t2=$(get "r[1]['targets'][1]['ok']")
 check "share[*] ~ 0.25+-0.01 is short for 0.248 and 0.748 ($t2)" [ "$t2" = False ]
 if command -v gnuplot >/dev/null; then
@@ -349,7 +344,7 @@ r = [x for x in json.load(open('$mxj')) if x['tag'] == 'mxpair.mixed'][0]
 s = r['summary']['default']
 print('%.3f %.3f' % (s['share'][0], s['gpu_share'][0]))" 2>/dev/null)
 check "mixed lengths: the share from the trace matches the client's ($mx1)" \
-	close "${mx1%% *}" "${mx1#* }" 0.01
+	within "${mx1%% *}" "${mx1#* }" 0.01
 # The launch length measured over the kernels' own: per process where a
 # launch is one kernel of one length; none for mixed lengths, whose
 # context mean is not what the library goes by.
