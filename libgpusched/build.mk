@@ -20,21 +20,30 @@ LIBGS_HDRS := $(wildcard libgpusched/*.h) kmod/uapi/linux/gpusched.h \
 # Shared with the other fragments: PIC, hidden by default.
 LIBGS_CFLAGS = $(USER_CFLAGS) -fPIC -fvisibility=hidden -pthread
 
-$(B)/libgpusched/%.o: libgpusched/%.c $(LIBGS_HDRS)
-	$(Q)mkdir -p $(@D)
-	$(call gs_msg,CC,$@)$(CC) $(LIBGS_CFLAGS) -c -o $@ $<
+# gs_lib_rules DIR,CFLAGS,LDFLAGS: libgpusched.so.1 in DIR from the
+# sources above, compiled and linked with the extra flags named (variables'
+# names: link flags hold commas, which would split call's arguments).
+# Besides this build, tests/host/build.mk makes a sanitized one.
+define gs_lib_rules
+$(1)/%.o: libgpusched/%.c $$(LIBGS_HDRS)
+	$$(Q)mkdir -p $$(@D)
+	$$(call gs_msg,CC,$$@)$$(CC) $$(LIBGS_CFLAGS) $$($(2)) -c -o $$@ $$<
 
-$(B)/libgpusched/dlsym.o: libgpusched/dlsym.S
-	$(Q)mkdir -p $(@D)
-	$(call gs_msg,AS,$@)$(CC) $(LIBGS_CFLAGS) -c -o $@ $<
+$(1)/dlsym.o: libgpusched/dlsym.S
+	$$(Q)mkdir -p $$(@D)
+	$$(call gs_msg,AS,$$@)$$(CC) $$(LIBGS_CFLAGS) -c -o $$@ $$<
 
-$(LIBGS_SO): $(LIBGS_OBJS) libgpusched/libgpusched.map
-	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -shared -pthread \
+$(1)/libgpusched.so.1: $$(patsubst %.c,$(1)/%.o,$$(LIBGS_SRCS)) $(1)/dlsym.o \
+		libgpusched/libgpusched.map
+	$$(call gs_msg,LD,$$@)$$(CC) $$(CFLAGS) $$($(2)) -shared -pthread \
 		-Wl,-soname,libgpusched.so.1 \
 		-Wl,--version-script=libgpusched/libgpusched.map \
-		-Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,--as-needed \
-		-o $@ $(LIBGS_OBJS) -ldl
-	$(Q)ln -sf libgpusched.so.1 $(@D)/libgpusched.so
+		-o $$@ $$(filter %.o,$$^) $$($(3)) -ldl
+	$$(Q)ln -sf libgpusched.so.1 $$(@D)/libgpusched.so
+endef
+
+LIBGS_LDFLAGS := -Wl,-z,defs -Wl,-z,relro -Wl,-z,now -Wl,--as-needed
+$(eval $(call gs_lib_rules,$(B)/libgpusched,,LIBGS_LDFLAGS))
 
 USER_TARGETS += $(LIBGS_SO)
 

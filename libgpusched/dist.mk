@@ -9,7 +9,7 @@ ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
 $(LIBGS_OBJS): LIBGS_CFLAGS += -include $(CURDIR)/libgpusched/glibc-compat.h
 # The versions bound to were libpthread's and libdl's before glibc 2.34:
 # older loaders look for them there.
-$(LIBGS_SO): LIBGS_OBJS += -Wl,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--as-needed
+$(LIBGS_SO): LIBGS_LDFLAGS += -Wl,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--as-needed
 endif
 
 # --- pkg-config: `pkg-config --cflags --libs libgpusched`.

@@ -57,25 +57,11 @@ VM_EXTRA += $(foreach t,$(GSHOST_VM_T),$(t):/tests/$(notdir $(t))) \
 LIBGS_SAN_DIR := $(B)/san/libgpusched
 LIBGS_SAN := $(LIBGS_SAN_DIR)/libgpusched.so.1
 LIBGS_SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
-LIBGS_SAN_OBJS := $(patsubst %.c,$(LIBGS_SAN_DIR)/%.o,$(LIBGS_SRCS)) \
-	$(LIBGS_SAN_DIR)/dlsym.o
-
-$(LIBGS_SAN_DIR)/%.o: libgpusched/%.c $(LIBGS_HDRS)
-	$(Q)mkdir -p $(@D)
-	$(call gs_msg,CC,$@)$(CC) $(LIBGS_CFLAGS) $(LIBGS_SAN_FLAGS) -c -o $@ $<
+LIBGS_SAN_LDFLAGS := -Wl,-z,now
+$(eval $(call gs_lib_rules,$(LIBGS_SAN_DIR),LIBGS_SAN_FLAGS,LIBGS_SAN_LDFLAGS))
 
 $(LIBGS_SAN_DIR)/hooks.o: libgpusched/hooks.c $(LIBGS_HDRS)
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CC,$@)$(CC) $(LIBGS_CFLAGS) -c -o $@ $<
-
-$(LIBGS_SAN_DIR)/dlsym.o: libgpusched/dlsym.S
-	$(Q)mkdir -p $(@D)
-	$(call gs_msg,AS,$@)$(CC) $(LIBGS_CFLAGS) -c -o $@ $<
-
-$(LIBGS_SAN): $(LIBGS_SAN_OBJS) libgpusched/libgpusched.map
-	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) $(LIBGS_SAN_FLAGS) -shared -pthread \
-		-Wl,-soname,libgpusched.so.1 \
-		-Wl,--version-script=libgpusched/libgpusched.map \
-		-Wl,-z,now -o $@ $(LIBGS_SAN_OBJS) -ldl
 
 CHECK_TARGETS += $(LIBGS_SAN)
