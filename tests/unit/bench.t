@@ -4,16 +4,17 @@
 # (tests/bench/fake-client) writes synthetic traces whose figures are known,
 # and the bench must compute them: shares, sum, error against the weights,
 # hand-offs per second and the gap, each process's gap between its own
-# kernels, targets met and short, JSON and PNG; the
-# gpusched mode starts and stops the real arbiter; a bad scenario file is
-# refused with its file and line. The client matrix: the shipped plan names
-# every client kind and fits its time, each kind reaches the client as its
-# options, PyTorch kinds run the (fake) loops, and every case where gpusched
-# is worse than default is listed, and no other, judged where processes
-# compete on the window in which all of them ran; a base build of the
-# library (--base-lib) runs as a mode of its own, and every figure where
-# gpusched is worse than it is listed. GS_TEST_BUILD: where the
-# library and the arbiter are built (default build/).
+# kernels and its idle between them where no other's kernel starts,
+# targets met and short, JSON and PNG; the gpusched mode starts and stops
+# the real arbiter; a bad scenario file is refused with its file and line.
+# The client matrix: the shipped plan names every client kind and fits its
+# time, each kind reaches the client as its options, PyTorch kinds run the
+# (fake) loops, and every case where gpusched is worse than default is
+# listed, and no other, judged where processes compete on the window in
+# which all of them ran; a base build of the library (--base-lib) runs as
+# a mode of its own, and every figure where gpusched is worse than it is
+# listed. GS_TEST_BUILD: where the library and the arbiter are built
+# (default build/).
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bench=$root/kernels/gpusched-bench
@@ -73,11 +74,27 @@ ld.exec_module(b)
 exec(sys.stdin.read())' "$bench"
 }
 
+# Idle between a process's own kernels: kernels of two streams overlap
+# (idle only once none of its own runs), and a gap that another's kernel
+# starts in is not its own.
+oi=$(with_bench <<'EOF'
+print(b.own_idle([(0, 100, 0), (10, 20, 0), (30, 40, 0), (150, 200, 0)], []),
+      b.own_idle([(0, 100, 0), (150, 200, 0)], [120]))
+EOF
+)
+check "own_idle: overlapping kernels, then a gap another starts in (0.25 0.0: $oi)" \
+	[ "$oi" = "0.25 0.0" ]
+
 # Pair, 10 ms slices with 100 us gaps, 100 us kernels: 99 kernels a slice,
 # 0.495 of the GPU each, 100 hand-offs a second, every gap 100 us.
 s0=$(get "r[0]['summary']['default']['share'][0]")
 sum=$(get "r[0]['summary']['default']['sum']")
 check "pair: share 0.495 each ($s0)" within "$s0" 0.495 0.002
+# Between their slices each waits for the other's: no idle of its own.
+o0=$(get "r[0]['summary']['default']['own_idle'][0]")
+o1=$(get "r[0]['summary']['gpusched']['own_idle'][1]")
+check "pair: the gaps the other's kernels start in are not idle of its own ($o0 $o1)" \
+	[ "$o0 $o1" = "0.0 0.0" ]
 check "pair: sum 0.99 ($sum)" within "$sum" 0.99 0.004
 g=$(get "r[0]['summary']['default']['gpu_share'][1]")
 check "pair: share from the GPU clock, common window ($g)" within "$g" 0.495 0.005
@@ -479,6 +496,16 @@ check "gap: the table gives the process's gap between its kernels, per mode" \
 	grep -q '^  0 gap between its kernels p50 us  *10  *11$' "$T/gap.log"
 check "gap: the matrix gives it beside the ratio to plain, not judged" \
 	grep -q '| gap: gap between kernels p50 us | as-is | 10 | not run | 11 | not run |' "$T/gap/matrix.md"
+# The GPU idle between the process's kernels, over its trace's span: in
+# each 10 ms slice, 332 kernels of 20 us 30 us apart after a 40 us gap
+# (0.336 idle), 321 of them 31 us apart under gpusched (0.358).
+gj() { python3 -c "import json; r=json.load(open('$T/gap/bench.json')); print($1)" 2>/dev/null; }
+i0=$(gj "r[0]['summary']['default']['own_idle'][0]")
+i1=$(gj "r[0]['summary']['gpusched']['own_idle'][0]")
+check "gap: idle between its kernels, 0.336 of the time ($i0)" within "$i0" 0.336 0.001
+check "gap: ... and 0.358 under gpusched ($i1)" within "$i1" 0.358 0.001
+check "gap: the table gives it per mode" \
+	grep -q "^  0 idle between its kernels, others' apart  *0.336  *0.358$" "$T/gap.log"
 check "gap: the table gives the launch length measured over the traced, under gpusched only" \
 	grep -q "^  0 launch length measured / its kernels' own  *-  *1.25$" "$T/gap.log"
 
