@@ -60,7 +60,9 @@ rc=$?
 sed 's/^/# /' "$T/log"
 check "the bench ran both scenarios (exit $rc)" [ $rc = 0 ]
 j=$T/out/bench.json
-get() { python3 -c "import json,sys; r=json.load(open('$j')); print($1)" 2>/dev/null; }
+# jget FILE EXPR: EXPR of the JSON in FILE, loaded as r; get EXPR: of $j.
+jget() { python3 -c "import json; r=json.load(open('$1')); print($2)" 2>/dev/null; }
+get() { jget "$j" "$1"; }
 # within A B TOL: |A - B| <= TOL, all three decimal numbers (a figure the
 # bench left out, or printed as nan, fails).
 . "$root/tests/host/compare.sh"
@@ -395,7 +397,7 @@ GS_BUILD=$T/build "$bench" --out "$T/ch" "$T/charge.scn" "$T/charge13.scn" \
 	"$T/charge1.scn" >"$T/ch.log" 2>&1
 sed 's/^/# /' "$T/ch.log"
 chj=$T/ch/bench.json
-chg() { python3 -c "import json; r = json.load(open('$chj')); print($1)" 2>/dev/null; }
+chg() { jget "$chj" "$1"; }
 ch=$(chg "round(r[0]['summary']['gpusched']['err_charged_pts'], 3)")
 check "charges: equal for weights 1:3, 25 points off ($ch)" [ "$ch" = 25.0 ]
 check "and the table has the row" grep -q '^  the same of token time charged  *-  *25$' "$T/ch.log"
@@ -499,9 +501,8 @@ check "gap: the matrix gives it beside the ratio to plain, not judged" \
 # The GPU idle between the process's kernels, over its trace's span: in
 # each 10 ms slice, 332 kernels of 20 us 30 us apart after a 40 us gap
 # (0.336 idle), 321 of them 31 us apart under gpusched (0.358).
-gj() { python3 -c "import json; r=json.load(open('$T/gap/bench.json')); print($1)" 2>/dev/null; }
-i0=$(gj "r[0]['summary']['default']['own_idle'][0]")
-i1=$(gj "r[0]['summary']['gpusched']['own_idle'][0]")
+i0=$(jget "$T/gap/bench.json" "r[0]['summary']['default']['own_idle'][0]")
+i1=$(jget "$T/gap/bench.json" "r[0]['summary']['gpusched']['own_idle'][0]")
 check "gap: idle between its kernels, 0.336 of the time ($i0)" within "$i0" 0.336 0.001
 check "gap: ... and 0.358 under gpusched ($i1)" within "$i1" 0.358 0.001
 check "gap: the table gives it per mode" \
