@@ -23,6 +23,7 @@
 #define GS_MAX_CLIENTS_PER_UID	256
 /* What both token services (module and arbiter) report. */
 #define GS_FEATURES		(GPUSCHED_FEAT_DUE | GPUSCHED_FEAT_GPU_TIME | \
-				 GPUSCHED_FEAT_MEM | GPUSCHED_FEAT_NUDGE)
+				 GPUSCHED_FEAT_MEM | GPUSCHED_FEAT_NUDGE | \
+				 GPUSCHED_FEAT_NUDGE_AGE)
 
 #endif /* GS_ABI_H */

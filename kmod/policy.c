@@ -1071,8 +1071,8 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
  * @a: the request as copied in
  *
  * Return: 0, -EOPNOTSUPP for unknown flags, -EINVAL for NONBLOCK with
- * TIMEOUT, NUDGE with any other flag, a timeout or due time without its
- * flag, or reserved fields set.
+ * TIMEOUT, NUDGE with any other flag, a timeout, due time or age without
+ * its flag, or reserved fields set.
  */
 int gs_pol_check_acquire(const struct gpusched_acquire *a)
 {
@@ -1089,7 +1089,9 @@ int gs_pol_check_acquire(const struct gpusched_acquire *a)
 	if ((a->flags & GPUSCHED_ACQUIRE_NUDGE) &&
 	    (a->flags & ~GPUSCHED_ACQUIRE_NUDGE))
 		return -EINVAL;
-	if (a->reserved[0] || a->reserved[1])
+	if (a->age_ns && !(a->flags & GPUSCHED_ACQUIRE_NUDGE))
+		return -EINVAL;
+	if (a->reserved[0])
 		return -EINVAL;
 	return 0;
 }
@@ -1137,10 +1139,14 @@ int gs_pol_check_set_params(const struct gpusched_params *p)
  * @now: the time of the call
  *
  * Return: CLOCK_MONOTONIC ns of @a->due_us after @now with
- * GPUSCHED_ACQUIRE_DUE, else 0 (now).
+ * GPUSCHED_ACQUIRE_DUE; with GPUSCHED_ACQUIRE_NUDGE, @a->age_ns before
+ * @now (the work beside the holder launched then; not before the clock's
+ * start); else 0 (now).
  */
 u64 gs_pol_due(const struct gpusched_acquire *a, u64 now)
 {
+	if (a->flags & GPUSCHED_ACQUIRE_NUDGE)
+		return a->age_ns < now ? now - a->age_ns : 1;
 	if (!(a->flags & GPUSCHED_ACQUIRE_DUE))
 		return 0;
 	return now + (u64)a->due_us * NSEC_PER_USEC_;
@@ -1163,16 +1169,19 @@ int gs_pol_check_release(const struct gpusched_release *r)
 
 /*
  * NUDGE: @c, of the latency class, launched work beside the holder without
- * the token. The holder is told on its page (nudge_ns) to let its queue run
- * out once: the driver then runs @c's work, queued already, and switches
- * back when it is done, while the holder launches on. Nobody waits, no
- * grant changes hands and no grace time runs, so neither the hand-over's
- * host round trips nor a revocation can cost the holder GPU time. The
+ * the token, at @at (gs_pol_due(); 0: now). The holder is told on its page
+ * (nudge_ns) to let its queue run out once: the driver then runs @c's
+ * work, queued already, and switches back when it is done, while the
+ * holder launches on. Nobody waits, no grant changes hands and no grace
+ * time runs, so neither the hand-over's host round trips nor a revocation
+ * can cost the holder GPU time. The page says when @c's work was queued,
+ * which the holder's predictions of @c's next request go by, but never the
+ * same time twice: a new value is how the holder tells a new nudge. The
  * report is @c's work beside the holder: charged like a grant at latency
  * rank, it spends the class's budget, which bounds how often @c may nudge.
  */
-static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 gpu_ns,
-		 u64 now, struct gs_pol_effects *fx)
+static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 at,
+		 u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
 {
 	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
 	bool beside = lat && c->state != GS_POL_HOLDING;
@@ -1185,7 +1194,11 @@ static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 gpu_ns,
 		return -EALREADY;
 	if (!latency_budget(d, now))
 		return -EBUSY;
-	d->holder->nudge_at = now;
+	if (!at || at > now)
+		at = now;
+	if (at <= d->holder->nudge_at)
+		at = d->holder->nudge_at + 1;
+	d->holder->nudge_at = at;
 	c->nudges++;
 	return 0;
 }
@@ -1196,7 +1209,8 @@ static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 gpu_ns,
  * @c: the client
  * @yield: YIELD: release first if holding
  * @flags: the request's GPUSCHED_ACQUIRE_* (checked by gs_pol_check_acquire())
- * @due: when @c needs the GPU (GPUSCHED_ACQUIRE_DUE); 0: now
+ * @due: when @c needs the GPU (GPUSCHED_ACQUIRE_DUE), or launched the work
+ *	it nudges for (GPUSCHED_ACQUIRE_NUDGE); 0: now (gs_pol_due())
  * @gpu_ns: GPU time reported, taken before the wait (gs_pol_report_gpu())
  * @now: the time
  * @apply: told each step's effects before the next step
@@ -1218,7 +1232,7 @@ int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 	if (flags & GPUSCHED_ACQUIRE_NUDGE) {
 		if (yield)
 			return -EINVAL;
-		err = nudge(d, c, gpu_ns, now, &fx);
+		err = nudge(d, c, due, gpu_ns, now, &fx);
 		apply(arg, &fx, now);
 		return err;
 	}

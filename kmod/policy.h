@@ -285,13 +285,15 @@ int gs_pol_check_release(const struct gpusched_release *r);
 struct gpusched_attach;
 int gs_pol_check_attach(const struct gpusched_attach *a);
 int gs_pol_check_set_params(const struct gpusched_params *p);
-/* When @a's work comes (GPUSCHED_ACQUIRE_DUE), or 0: now. */
+/* When @a's work comes (GPUSCHED_ACQUIRE_DUE), or came (a nudge's age),
+ * or 0: now.
+ */
 u64 gs_pol_due(const struct gpusched_acquire *a, u64 now);
 
 /*
  * ACQUIRE (and YIELD when @yield: release first) as both token services
  * run it, @flags the request's (GPUSCHED_ACQUIRE_*), @due the time @c
- * needs the GPU (0: now), @gpu_ns a report taken (gs_pol_report_gpu())
+ * needs the GPU (0: now; a nudge's: its work's launch), @gpu_ns a report taken (gs_pol_report_gpu())
  * before the wait: 0 with @c holding or waiting, -EALREADY (holding),
  * -EBUSY (already waiting) or -EAGAIN (NONBLOCK and not granted at once);
  * with GPUSCHED_ACQUIRE_NUDGE, 0 with the holder nudged and @c as it was

@@ -73,11 +73,13 @@ extern atomic_ullong gs_held_ns_total GS_HIDDEN;
 extern atomic_ullong gs_reported_ns_total GS_HIDDEN;
 
 /*
- * GPUSCHED_ACQUIRE_NUDGE: our latency-class work is queued beside the
- * holder; ask it to let its queue run out once. Never waits. Only where
- * gs_nudge_supported().
+ * GPUSCHED_ACQUIRE_NUDGE: our latency-class work, launched at @at
+ * (CLOCK_MONOTONIC ns; 0: now), is queued beside the holder; ask it to let
+ * its queue run out once. The holder's page says @at where the service
+ * takes a nudge's age (GPUSCHED_FEAT_NUDGE_AGE), else the call's time.
+ * Never waits. Only where gs_nudge_supported().
  */
-int gs_nudge(struct gpusched *g) GS_HIDDEN;
+int gs_nudge(struct gpusched *g, uint64_t at) GS_HIDDEN;
 bool gs_nudge_supported(const struct gpusched *g) GS_HIDDEN;
 
 /*

@@ -204,7 +204,7 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 		 * twice, for each.
 		 */
 		atomic_store(&d->beside_ask, 0);
-		err = gs_nudge(g);
+		err = gs_nudge(g, 0);
 		if (!err)
 			STAT_INC(nudges);
 		else if (err == -EBUSY)

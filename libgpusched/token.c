@@ -241,14 +241,18 @@ GPUSCHED_API int gpusched_acquire(struct gpusched *g, int64_t timeout_ns)
 	return wait_cmd(g, GPUSCHED_IOC_ACQUIRE, timeout_ns);
 }
 
-int gs_nudge(struct gpusched *g)
+int gs_nudge(struct gpusched *g, uint64_t at)
 {
 	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE };
+	uint64_t now;
 
 	if (!g)
 		return -EINVAL;
 	if (!g->st)
 		return -ENOTCONN;
+	now = gs_now_ns();
+	if (at && at < now && (g->features & GPUSCHED_FEAT_NUDGE_AGE))
+		a.age_ns = now - at;
 	return acquire_cmd(g, GPUSCHED_IOC_ACQUIRE, &a);
 }
 

@@ -356,7 +356,11 @@ static void op_acquire(struct thr *t, bool yield)
 		a.gpu_ns = gs_chance(&t->rng, 2) ? gs_below(&t->rng, 20000000) :
 						   gs_interesting(&t->rng);
 	if (gs_chance(&t->rng, 32))
-		a.reserved[gs_below(&t->rng, 2)] = gs_rnd(&t->rng);
+		a.reserved[0] = gs_rnd(&t->rng);
+	/* A nudge's age: any; without NUDGE, EINVAL. */
+	if (gs_chance(&t->rng, 8))
+		a.age_ns = gs_chance(&t->rng, 2) ? gs_below(&t->rng, 20000000) :
+						   gs_interesting(&t->rng);
 	/* When the work comes: with the flag, any time; without, EINVAL. */
 	if (gs_chance(&t->rng, 8))
 		a.flags |= GPUSCHED_ACQUIRE_DUE;
@@ -381,7 +385,10 @@ static void op_acquire(struct thr *t, bool yield)
 		 (a.flags & ~GPUSCHED_ACQUIRE_NUDGE))
 		EXPECT_IN(t, "acquire (NUDGE with another flag)", err, -EINVAL,
 			  -EBADF);
-	else if (a.reserved[0] || a.reserved[1])
+	else if (a.age_ns && !(a.flags & GPUSCHED_ACQUIRE_NUDGE))
+		EXPECT_IN(t, "acquire (age_ns without NUDGE)", err, -EINVAL,
+			  -EBADF);
+	else if (a.reserved[0])
 		EXPECT_IN(t, "acquire (reserved)", err, -EINVAL, -EBADF);
 	else if ((a.flags & GPUSCHED_ACQUIRE_NUDGE) && yield)
 		EXPECT_IN(t, "yield (NUDGE)", err, -EINVAL, -ENOTCONN, -EBADF);

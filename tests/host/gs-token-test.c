@@ -400,10 +400,10 @@ int main(void)
 	ok(gs_nudge_supported(g2) && (g2->st->features & GPUSCHED_FEAT_NUDGE),
 	   "the service says it takes GPUSCHED_ACQUIRE_NUDGE (features %#x)",
 	   g2->st->features);
-	EXPECT(gs_nudge(g2), -EPERM);	/* normal class */
+	EXPECT(gs_nudge(g2, 0), -EPERM);	/* normal class */
 	EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_LATENCY,
 				   GPUSCHED_KEEP), 0);
-	EXPECT(gs_nudge(g2), -EALREADY);	/* nobody holds */
+	EXPECT(gs_nudge(g2, 0), -EALREADY);	/* nobody holds */
 	aq.flags = GPUSCHED_ACQUIRE_NUDGE | GPUSCHED_ACQUIRE_NONBLOCK;
 	EXPECT(g2->be->call(g2, GPUSCHED_IOC_ACQUIRE, &aq), -EINVAL);
 	aq.flags = GPUSCHED_ACQUIRE_NUDGE;
@@ -413,7 +413,7 @@ int main(void)
 	{
 		uint64_t before = g->st->nudge_ns, at = ns_now();
 
-		EXPECT(gs_nudge(g2), 0);
+		EXPECT(gs_nudge(g2, 0), 0);
 		ok(g->st->nudge_ns >= at && g->st->nudge_ns <= ns_now() &&
 		   g->st->nudge_ns != before,
 		   "the holder's page says when it was nudged (%lld us after the call began)",
@@ -425,6 +425,32 @@ int main(void)
 		EXPECT(gpusched_info(g2, &info), 0);
 		ok(info.state == GPUSCHED_STATE_IDLE,
 		   "the nudger is not queued (state %u)", info.state);
+	}
+	/*
+	 * A nudge's age: the page says when the nudging work was launched,
+	 * 500 us before the call here, give or take the call's own time; a
+	 * second nudge for the same launch still changes the page. After the
+	 * nudge above by more than that: the page never goes back.
+	 */
+	usleep(2000);
+	ok(g2->st->features & GPUSCHED_FEAT_NUDGE_AGE,
+	   "the service takes a nudge's age (features %#x)", g2->st->features);
+	{
+		uint64_t t0 = ns_now(), at = t0 - 500000, t1, was;
+
+		EXPECT(gs_nudge(g2, at), 0);
+		t1 = ns_now();
+		was = g->st->nudge_ns;
+		ok(was >= at && was <= at + (t1 - t0),
+		   "nudged for work launched 500 us before: the page says %lld us after that launch (the call took %lld us)",
+		   (long long)(was - at) / 1000, (long long)(t1 - t0) / 1000);
+		EXPECT(gs_nudge(g2, at), 0);
+		ok(g->st->nudge_ns > was && g->st->nudge_ns <= ns_now(),
+		   "a second nudge for the same launch moves the page on (%lld ns)",
+		   (long long)(g->st->nudge_ns - was));
+		aq.age_ns = 1000;
+		EXPECT(g2->be->call(g2, GPUSCHED_IOC_ACQUIRE, &aq), -EINVAL);
+		aq.age_ns = 0;
 	}
 	usleep(2500000);
 	ok(gpusched_holding(g) && !(st_flags(g) & GPUSCHED_ST_REVOKED),

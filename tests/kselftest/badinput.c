@@ -94,6 +94,9 @@ TEST_F(badinput, nonzero_reserved_gives_einval)
 	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
 	aq.due_us = 0;
+	aq.age_ns = 1000;	/* a nudge's, without GPUSCHED_ACQUIRE_NUDGE */
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	aq.age_ns = 0;
 	aq.reserved[0] = 1;
 	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	ASSERT_EQ(0, gs_acquire(self->fd, 0, 0));

@@ -1188,6 +1188,9 @@ static void t_nudge(void)
 	      d.nr_waiting == 1,
 	      "a nudge waits (%d), or moved the wait: state %d, waiting %u",
 	      gs_pol_acquire_waits(&c[1], N, 0), c[1].state, d.nr_waiting);
+	CHECK(c[0].nudge_at == now + 1,
+	      "a second nudge at the same time: nudge_at %" PRIu64 " (want %" PRIu64 ")",
+	      c[0].nudge_at, now + 1);
 	fx = (struct gs_pol_effects){ 0 };
 	gs_pol_cancel_wait(&d, &c[1], now, &fx);
 	/* Long after, nothing was revoked: no grace time ran. */
@@ -1198,9 +1201,67 @@ static void t_nudge(void)
 	/* Work beside the holder spends the class's budget: 10% of the window. */
 	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, p.window_ns, now, fx_none,
 			     NULL) == -EBUSY, "a nudge past the latency budget is not -EBUSY");
-	CHECK(c[0].nudge_at == now - 10 * p.grace_ns,
+	CHECK(c[0].nudge_at == now - 10 * p.grace_ns + 1,
 	      "refused nudge moved nudge_at to %" PRIu64, c[0].nudge_at);
 	clients_down(&d, c, 3, now);
+}
+
+/*
+ * A nudge's age (GPUSCHED_FEAT_NUDGE_AGE): the holder's page says when the
+ * nudging work was launched, never later than the call, never the same
+ * time twice; an age without the nudge is refused.
+ */
+static void t_nudge_age(void)
+{
+	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE };
+	struct gs_pol_client c[2];
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_params p;
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC, at;
+	const u32 N = GPUSCHED_ACQUIRE_NUDGE;
+
+	a.age_ns = 300 * US;
+	CHECK(gs_pol_check_acquire(&a) == 0, "a nudge with an age refused");
+	CHECK(gs_pol_due(&a, now) == now - 300 * US,
+	      "a nudge 300 us old: at %" PRIu64 " (want %" PRIu64 ")",
+	      gs_pol_due(&a, now), now - 300 * US);
+	a.age_ns = now + 1;
+	CHECK(gs_pol_due(&a, now) == 1, "an age before the clock's start: %" PRIu64,
+	      gs_pol_due(&a, now));
+	a.flags = 0;
+	CHECK(gs_pol_check_acquire(&a) == -EINVAL, "an age without NUDGE taken");
+	a.flags = GPUSCHED_ACQUIRE_DUE;
+	CHECK(gs_pol_check_acquire(&a) == -EINVAL, "an age with DUE taken");
+	a.age_ns = 0;
+	a.reserved[0] = 1;
+	a.flags = N;
+	CHECK(gs_pol_check_acquire(&a) == -EINVAL, "reserved[0] taken");
+
+	gs_pol_default_params(&p);
+	clients_up(&d, &p, c, 2, now);
+	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
+				       now, &fx) == 0, "set latency class");
+	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0,
+	      "first acquire not granted");
+	now += 10 * MS;
+	at = now - 200 * US;
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, at, 0, now, fx_none, NULL) == 0,
+	      "a nudge for work launched 200 us ago refused");
+	CHECK(c[0].nudge_at == at, "nudge_at %" PRIu64 " (want %" PRIu64 ")",
+	      c[0].nudge_at, at);
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, at - 1, 0, now, fx_none, NULL) == 0,
+	      "a nudge for an older launch refused");
+	CHECK(c[0].nudge_at == at + 1,
+	      "an older launch after it: nudge_at %" PRIu64 " (want %" PRIu64 ")",
+	      c[0].nudge_at, at + 1);
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, now + MS, 0, now, fx_none, NULL) == 0,
+	      "a nudge for a launch after the call refused");
+	CHECK(c[0].nudge_at == now,
+	      "a launch after the call: nudge_at %" PRIu64 " (want %" PRIu64 ")",
+	      c[0].nudge_at, now);
+	clients_down(&d, c, 2, now);
 }
 
 static void t_next_event(void)
@@ -2232,6 +2293,7 @@ static const struct tap_test tests[] = {
 	{ "yield withdrawn when the waiters that justified it leave", t_yield_withdrawn },
 	{ "yield_due: the waiters' earliest due, 0 once one needs it now", t_yield_due },
 	{ "nudge: the holder told to run its queue out, no hand-over, within the budget", t_nudge },
+	{ "nudge age: the page says when the work was launched, never twice the same", t_nudge_age },
 	{ "next_event: slice end, grace end, nothing for a lone holder", t_next_event },
 	{ "next_event: an overdue event is due now, even before a tick", t_next_event_overdue },
 	{ "a grant of any length is charged in full", t_long_grant },

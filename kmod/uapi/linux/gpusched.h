@@ -75,7 +75,10 @@
  *	caller is not of the latency class; EBUSY when the class's budget
  *	(latency_pct) is spent. It excludes the other flags and YIELD
  *	(EINVAL). @gpu_ns is charged as for ACQUIRE, and spends the latency
- *	class's budget.
+ *	class's budget. With GPUSCHED_FEAT_NUDGE_AGE, @age_ns says how long
+ *	before the call the caller launched that work: @nudge_ns is then
+ *	that time, not the call's, so that the holder knows when the work
+ *	was queued. Without GPUSCHED_ACQUIRE_NUDGE @age_ns must be 0.
  *	@gpu_ns (GPUSCHED_FEAT_GPU_TIME): see "GPU time" below.
  *
  * GPUSCHED_IOC_RELEASE (struct gpusched_release, in)
@@ -267,6 +270,7 @@ enum gpusched_features {
 	GPUSCHED_FEAT_GPU_TIME = 1U << 1,	/* @gpu_ns reports are charged */
 	GPUSCHED_FEAT_MEM = 1U << 2,	/* MEM_RESERVE/RETURN, mem_* fields */
 	GPUSCHED_FEAT_NUDGE = 1U << 3,	/* GPUSCHED_ACQUIRE_NUDGE, nudge_ns */
+	GPUSCHED_FEAT_NUDGE_AGE = 1U << 4,	/* a nudge's @age_ns */
 };
 
 enum gpusched_class {
@@ -309,7 +313,8 @@ struct gpusched_acquire {
 	__u32 flags;			/* enum gpusched_acquire_flags */
 	__u32 due_us;			/* relative; with GPUSCHED_ACQUIRE_DUE */
 	__u64 gpu_ns;			/* GPU time since the last report; 0: none */
-	__u64 reserved[2];
+	__u64 age_ns;			/* with GPUSCHED_ACQUIRE_NUDGE */
+	__u64 reserved[1];
 };
 
 struct gpusched_release {
@@ -444,7 +449,9 @@ struct gpusched_status {
 	__u64 mem_limit;
 	/*
 	 * GPUSCHED_FEAT_NUDGE: CLOCK_MONOTONIC time of the last nudge of this
-	 * client (GPUSCHED_ACQUIRE_NUDGE) while it held the token, 0: none.
+	 * client (GPUSCHED_ACQUIRE_NUDGE) while it held the token, 0: none;
+	 * with GPUSCHED_FEAT_NUDGE_AGE, when the nudging client launched its
+	 * work (@age_ns before the nudge), but never the same time twice.
 	 * A holder that sees it change lets its queue run out once, so that
 	 * the latency-class work queued beside it runs, then launches on.
 	 */
