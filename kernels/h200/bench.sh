@@ -10,7 +10,9 @@
 # gpusched-bench serves the token with /dev/gpusched where the module is
 # loaded, else with its own `gpuschedd --arbiter` on a private socket.
 # Results under $OUT: bench.json, matrix.json, matrix.md, bench.log,
-# summary.txt (what it printed), machine.txt, build.log.
+# summary.txt (what it printed), machine.txt, build.log; with --keep-traces,
+# traces.tgz (the device tool brings back a bounded number of files, so the
+# traces come back as one).
 #
 #   GS_SECONDS  override every scenario's run time
 #   GS_ROUNDS   run each case that many times (--rounds; medians judged)
@@ -46,3 +48,8 @@ args=()
 [ $# -gt 0 ] || set -- --matrix
 PYTHONUNBUFFERED=1 python3 "$ROOT/kernels/gpusched-bench" --out "$OUT" "${args[@]}" "$@" 2>&1 |
 	tee "$OUT/summary.txt"
+rc=$?
+if [ -d "$OUT/traces" ]; then
+	tar czf "$OUT/traces.tgz" -C "$OUT" traces && rm -rf "$OUT/traces"
+fi
+exit $rc
