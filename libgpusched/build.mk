@@ -11,7 +11,7 @@ endif
 
 LIBGS_SRCS := token.c config.c backend_kmod.c backend_arbiter.c period.c estimate.c \
 	hooks.c gate.c context.c inflight.c span.c neighbour.c idle.c stats.c mem.c \
-	memsize.c diag.c nvml.c
+	memsize.c diag.c nvml.c ctxsync.c
 LIBGS_OBJS := $(patsubst %.c,$(B)/libgpusched/%.o,$(LIBGS_SRCS)) \
 	$(B)/libgpusched/dlsym.o
 LIBGS_SO := $(B)/libgpusched/libgpusched.so.1

@@ -29,14 +29,20 @@ static __thread struct {
 	unsigned int gen;
 } tls_cache;
 
-static void cond_init(void)
+/* @c, its timed waits on CLOCK_MONOTONIC (gs_now_ns()'s). */
+void cond_init_mono(pthread_cond_t *c)
 {
 	pthread_condattr_t a;
 
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&G.cond, &a);
+	pthread_cond_init(c, &a);
 	pthread_condattr_destroy(&a);
+}
+
+static void cond_init(void)
+{
+	cond_init_mono(&G.cond);
 }
 
 static void process_init(void);
@@ -361,6 +367,7 @@ void ctx_forget(CUcontext ctx)
 		pthread_mutex_unlock(&cs->lock);
 	}
 	atomic_fetch_add(&G.gen, 1);
+	ctx_sync_forget(ctx);
 }
 
 /*
@@ -572,6 +579,7 @@ static void fork_child(void)
 		ctx_empty_locked(cs);	/* the parent's work, not ours */
 	}
 	mem_fork_child();
+	ctx_sync_fork_child();
 	memset(&stats, 0, sizeof(stats));
 	memset(&t_grant, 0, sizeof(t_grant));
 	memset(&t_answer, 0, sizeof(t_answer));

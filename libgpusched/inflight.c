@@ -186,7 +186,8 @@ static void ctx_stuck_locked(struct gs_ctx *cs)
  * kernel's event by then, and a cuCtxSynchronize() would cost its next
  * launch microseconds for nothing). Where one event marks the end of it
  * all (ctx_last_of_all()), a wait for that event, which can end there,
- * the work still running; else cuCtxSynchronize(), which cannot. The GPU
+ * the work still running; else cuCtxSynchronize(), made by a helper
+ * thread that this wait can leave there too (ctxsync.c). The GPU
  * has nothing of ours to run from that event on, and a nudged holder's
  * next kernels, a drained holder's hand-over wait for this wait to see
  * it: where the end of our work is predicted, nap toward it and poll from
@@ -196,12 +197,11 @@ static void ctx_stuck_locked(struct gs_ctx *cs)
 static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 {
 	const struct gs_config *c = gs_config();
-	CUstreamCaptureMode mode;
-	CUcontext popped, ctx;
 	uint64_t end = 0;
 	struct gs_est est;
 	unsigned int life;
-	bool relaxed, seen, ended;
+	bool seen, ended;
+	CUcontext ctx;
 	CUevent last;
 	CUresult r;
 
@@ -240,13 +240,17 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	if (!real.cuCtxPushCurrent_v2 || !real.cuCtxPopCurrent_v2 ||
 	    !real.cuCtxSynchronize)
 		return;
-	if (real.cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS)
+	/* Given up on at @giveup as the event waits are (ctxsync.c). */
+	if (!ctx_sync_until(ctx, giveup, &r)) {
+		STAT_INC(stuck_waits);
+		pthread_mutex_lock(&cs->lock);
+		if (cs->life == life)
+			ctx_stuck_locked(cs);
+		pthread_mutex_unlock(&cs->lock);
 		return;
-	/* "Unsafe" beside a capture: in relaxed mode (gs_relax()). */
-	relaxed = gs_relax(&mode);
-	r = real.cuCtxSynchronize();
-	gs_unrelax(relaxed, mode);
-	real.cuCtxPopCurrent_v2(&popped);
+	}
+	if (r == CUDA_ERROR_INVALID_CONTEXT)
+		return;		/* destroyed meanwhile (ctx_sync_forget()) */
 	if (r != CUDA_SUCCESS)
 		gs_debug("cuCtxSynchronize of context %p: error %d",
 			 (void *)ctx, r);

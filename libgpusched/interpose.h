@@ -15,6 +15,8 @@
  *    learnt, the queue held back for it, launching beside the holder);
  *  - idle.c: the thread that gives a token back and answers yields when
  *    no launch comes;
+ *  - ctxsync.c: cuCtxSynchronize() in a helper thread, so that a drain
+ *    can stop waiting for it;
  *  - context.c: per GPU and per context state, the status page's values,
  *    exit and fork;
  *  - mem.c: device memory limits: the allocation entry points reserve
@@ -495,6 +497,11 @@ static inline void ensure_process_init(void)
 }
 GS_HIDDEN struct gs_ctx *ctx_current(void);
 GS_HIDDEN void ctx_forget(CUcontext ctx);
+GS_HIDDEN void cond_init_mono(pthread_cond_t *c);
+/* ctxsync.c */
+GS_HIDDEN bool ctx_sync_until(CUcontext ctx, uint64_t giveup, CUresult *r);
+GS_HIDDEN void ctx_sync_forget(CUcontext ctx);
+GS_HIDDEN void ctx_sync_fork_child(void);
 GS_HIDDEN CUcontext primary_ctx(CUdevice dev);
 GS_HIDDEN bool primary_active(CUdevice dev);
 GS_HIDDEN uint64_t grace_ns(struct gs_dev *d);

@@ -28,6 +28,8 @@
  *                           thread, not waited for
  *   kernels2 N US           the same on a second stream of this thread's
  *                           (made once): the context's work on two streams
+ *   kernelsT N US           the same on this thread's own default stream
+ *                           (CU_STREAM_PER_THREAD), which only it can use
  *   sync                    cuCtxSynchronize
  *   mark | query            record an event after the work queued so far;
  *                           whether it completed (r=0) or not (r=600)
@@ -538,17 +540,20 @@ int main(int argc, char **argv)
 				die("pthread_create", -1);
 			nr_launchers++;
 			continue;	/* it says when it is done */
-		} else if ((!strcmp(op, "kernels") || !strcmp(op, "kernels2")) &&
-			   i + 2 < argc) {
+		} else if ((!strcmp(op, "kernels") || !strcmp(op, "kernels2") ||
+			    !strcmp(op, "kernelsT")) && i + 2 < argc) {
 			long n = atol(argv[i + 1]);
 			uintptr_t us = parse_size(argv[i + 2]);
 			bool two = op[7] == '2';
+			CUstream s = op[7] == 'T' ? CU_STREAM_PER_THREAD : NULL;
 
 			i += 2;
 			r = two && !second ? cuStreamCreate(&second, 0) : 0;
+			if (two)
+				s = second;
 			while (n-- > 0 && !r)
 				r = cuLaunchKernel((CUfunction)us, 1, 1, 1, 1, 1, 1,
-						   0, two ? second : NULL, NULL, NULL);
+						   0, s, NULL, NULL);
 			printf("op=%s r=%d\n", op, r);
 		} else if (!strcmp(op, "mark")) {
 			r = mark ? 0 : cuEventCreate(&mark, 0);

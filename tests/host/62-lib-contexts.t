@@ -94,18 +94,38 @@ show held asks
 # for room (the neighbour attached first), and the launch after the sleep
 # for one drain given up and the neighbour's slice: about 3 s of the
 # kernel's 8.
-rm -f "$GS_DOUBLE_SHM"
-at=$(start_at)
-run_bg held2 client GS_START_AT=$at GPUSCHED_DEBUG=stats "$GS_MEM" \
-	kernels 1 8000000 kernels2 1 "$(us 10)" mark sleep 1 \
-	kernels 1 "$(us 10)" query sync
-run_bg asks2 client GS_START_AT=$at "$GS_CLIENT" --seconds 1 --kernel-us "$(us 100)"
-wait_bg asks2
-wait_bg held2
+# two_streams NAME OP: NAME's 8 s kernel by gs-mem-client's OP, one of
+# 10 us on a second stream, and after a second another by OP, with a
+# neighbour (NAME-asks) asking for the token meanwhile.
+two_streams() {
+	rm -f "$GS_DOUBLE_SHM"
+	at=$(start_at)
+	run_bg "$1" client GS_START_AT=$at GPUSCHED_DEBUG=stats "$GS_MEM" \
+		"$2" 1 8000000 kernels2 1 "$(us 10)" mark sleep 1 \
+		"$2" 1 "$(us 10)" query sync
+	run_bg "$1-asks" client GS_START_AT=$at "$GS_CLIENT" --seconds 1 \
+		--kernel-us "$(us 100)"
+	wait_bg "$1-asks"
+	wait_bg "$1"
+}
+two_streams held2 kernels
 check "two streams: asked to yield, its next launch returned before that kernel ended" \
 	grep -q '^op=query r=600' "$T/held2.out"
 check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held2.err"
-show held2 asks2
+show held2 held2-asks
+
+# ... and where one of the two is the thread's own default stream, on
+# which the library cannot record from another thread: no join, and the
+# drain (the launch's, or the idle thread's) waits with cuCtxSynchronize(),
+# made by the library's helper thread, which it stops waiting for at the
+# grace time as it does for an event; made by the drain itself, the call
+# would hold it for the kernel's 8 s.
+two_streams held4 kernelsT
+check "the thread's own stream and another: asked to yield, its next launch returned before that kernel ended" \
+	grep -q '^op=query r=600' "$T/held4.out"
+check "... the drain given up" grep -q 'stuck_waits=[1-9]' "$T/held4.err"
+check "... no join made" grep -q ' joins=0 ' "$T/held4.err"
+show held4 held4-asks
 
 # ... and asked to yield again, with the token back and the kernel still
 # running: the drain waits for it no more (each wait given up lasts the
