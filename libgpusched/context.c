@@ -29,6 +29,15 @@ static __thread struct {
 	unsigned int gen;
 } tls_cache;
 
+/* gs_now_ns() time @t as a CLOCK_MONOTONIC deadline. */
+struct timespec ns_timespec(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000ull),
+			       (long)(t % 1000000000ull) };
+
+	return ts;
+}
+
 /* @c, its timed waits on CLOCK_MONOTONIC (gs_now_ns()'s). */
 void cond_init_mono(pthread_cond_t *c)
 {
@@ -493,8 +502,7 @@ uint32_t dev_flags(struct gs_dev *d)
 /* Sleep until CLOCK_MONOTONIC reads @t (ns). */
 void sleep_until(uint64_t t)
 {
-	struct timespec ts = { (time_t)(t / 1000000000ull),
-			       (long)(t % 1000000000ull) };
+	struct timespec ts = ns_timespec(t);
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;

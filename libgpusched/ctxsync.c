@@ -50,18 +50,34 @@ static void cond_init(void)
 /* Wait on S.cond until @until (gs_now_ns()); false: timed out. */
 static bool wait_until(uint64_t until)
 {
-	struct timespec ts = { (time_t)(until / 1000000000ull),
-			       (long)(until % 1000000000ull) };
+	struct timespec ts = ns_timespec(until);
 
 	return pthread_cond_timedwait(&S.cond, &S.lock, &ts) != ETIMEDOUT;
 }
 
-static void *helper(void *arg)
+/* cuCtxSynchronize() of @ctx from this thread, none of its own current. */
+static CUresult sync_now(CUcontext ctx)
 {
 	CUstreamCaptureMode mode;
-	CUcontext ctx, popped;
-	uint64_t seq;
+	CUcontext popped;
 	bool relaxed;
+	CUresult r;
+
+	r = real.cuCtxPushCurrent_v2(ctx);
+	if (r != CUDA_SUCCESS)
+		return r;
+	/* "Unsafe" beside a capture: in relaxed mode (gs_relax()). */
+	relaxed = gs_relax(&mode);
+	r = real.cuCtxSynchronize();
+	gs_unrelax(relaxed, mode);
+	real.cuCtxPopCurrent_v2(&popped);
+	return r;
+}
+
+static void *helper(void *arg)
+{
+	uint64_t seq;
+	CUcontext ctx;
 	CUresult r;
 
 	(void)arg;
@@ -78,15 +94,7 @@ static void *helper(void *arg)
 		pthread_mutex_unlock(&S.lock);
 
 		/* A context destroyed has no work left to wait for. */
-		r = ctx ? real.cuCtxPushCurrent_v2(ctx) :
-			  CUDA_ERROR_INVALID_CONTEXT;
-		if (ctx && r == CUDA_SUCCESS) {
-			/* "Unsafe" beside a capture: in relaxed mode. */
-			relaxed = gs_relax(&mode);
-			r = real.cuCtxSynchronize();
-			gs_unrelax(relaxed, mode);
-			real.cuCtxPopCurrent_v2(&popped);
-		}
+		r = ctx ? sync_now(ctx) : CUDA_ERROR_INVALID_CONTEXT;
 
 		pthread_mutex_lock(&S.lock);
 		S.busy = NULL;
@@ -126,22 +134,14 @@ static bool helper_started_locked(void)
  */
 bool ctx_sync_until(CUcontext ctx, uint64_t giveup, CUresult *r)
 {
-	CUstreamCaptureMode mode;
-	CUcontext popped;
-	bool relaxed, ok = true;
+	bool ok = true;
 	uint64_t my;
 
 	pthread_once(&cond_once, cond_init);
 	pthread_mutex_lock(&S.lock);
 	if (!helper_started_locked()) {
 		pthread_mutex_unlock(&S.lock);
-		*r = real.cuCtxPushCurrent_v2(ctx);
-		if (*r != CUDA_SUCCESS)
-			return true;
-		relaxed = gs_relax(&mode);
-		*r = real.cuCtxSynchronize();
-		gs_unrelax(relaxed, mode);
-		real.cuCtxPopCurrent_v2(&popped);
+		*r = sync_now(ctx);
 		return true;
 	}
 	/* Another context's request, not yet taken: ours comes after it. */

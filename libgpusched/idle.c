@@ -170,8 +170,7 @@ static void *idle_thread(void *arg)
 
 			if (next > now + tick)
 				next = now + tick;
-			ts.tv_sec = (time_t)(next / 1000000000ull);
-			ts.tv_nsec = (long)(next % 1000000000ull);
+			ts = ns_timespec(next);
 			pthread_cond_timedwait(&G.cond, &G.lock, &ts);
 		} else {
 			pthread_cond_wait(&G.cond, &G.lock);

@@ -498,6 +498,7 @@ static inline void ensure_process_init(void)
 GS_HIDDEN struct gs_ctx *ctx_current(void);
 GS_HIDDEN void ctx_forget(CUcontext ctx);
 GS_HIDDEN void cond_init_mono(pthread_cond_t *c);
+GS_HIDDEN struct timespec ns_timespec(uint64_t t);
 /* ctxsync.c */
 GS_HIDDEN bool ctx_sync_until(CUcontext ctx, uint64_t giveup, CUresult *r);
 GS_HIDDEN void ctx_sync_forget(CUcontext ctx);

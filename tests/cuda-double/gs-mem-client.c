@@ -545,12 +545,11 @@ int main(int argc, char **argv)
 			long n = atol(argv[i + 1]);
 			uintptr_t us = parse_size(argv[i + 2]);
 			bool two = op[7] == '2';
-			CUstream s = op[7] == 'T' ? CU_STREAM_PER_THREAD : NULL;
+			CUstream s;
 
 			i += 2;
 			r = two && !second ? cuStreamCreate(&second, 0) : 0;
-			if (two)
-				s = second;
+			s = two ? second : op[7] == 'T' ? CU_STREAM_PER_THREAD : NULL;
 			while (n-- > 0 && !r)
 				r = cuLaunchKernel((CUfunction)us, 1, 1, 1, 1, 1, 1,
 						   0, s, NULL, NULL);
