@@ -641,6 +641,7 @@ static void charge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 now)
 	c->state = GS_POL_IDLE;
 	c->yield_requested = false;
 	d->holder = NULL;
+	d->nudger = NULL;
 }
 
 /* The rank a holder competes at once its slice is over. */
@@ -881,6 +882,8 @@ void gs_pol_client_exit(struct gs_pol_dev *d, struct gs_pol_client *c,
 	else if (c->state == GS_POL_HOLDING)
 		gs_pol_release(d, c, now, fx);
 	gs_mem_exit(d, c);
+	if (d->nudger == c)
+		d->nudger = NULL;
 	list_del_init(&c->node);
 	d->nr_clients--;
 	if (c->sched_class == GPUSCHED_CLASS_LATENCY)
@@ -1071,8 +1074,8 @@ void gs_pol_cancel_wait(struct gs_pol_dev *d, struct gs_pol_client *c,
  * @a: the request as copied in
  *
  * Return: 0, -EOPNOTSUPP for unknown flags, -EINVAL for NONBLOCK with
- * TIMEOUT, NUDGE with any other flag, a timeout, due time or age without
- * its flag, or reserved fields set.
+ * TIMEOUT, NUDGE or NUDGE_DONE with any other flag, a timeout, due time or
+ * age without its flag, or reserved fields set.
  */
 int gs_pol_check_acquire(const struct gpusched_acquire *a)
 {
@@ -1088,6 +1091,9 @@ int gs_pol_check_acquire(const struct gpusched_acquire *a)
 		return -EINVAL;
 	if ((a->flags & GPUSCHED_ACQUIRE_NUDGE) &&
 	    (a->flags & ~GPUSCHED_ACQUIRE_NUDGE))
+		return -EINVAL;
+	if ((a->flags & GPUSCHED_ACQUIRE_NUDGE_DONE) &&
+	    (a->flags & ~GPUSCHED_ACQUIRE_NUDGE_DONE))
 		return -EINVAL;
 	if (a->age_ns && !(a->flags & GPUSCHED_ACQUIRE_NUDGE))
 		return -EINVAL;
@@ -1199,7 +1205,33 @@ static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 at,
 	if (at <= d->holder->nudge_at)
 		at = d->holder->nudge_at + 1;
 	d->holder->nudge_at = at;
+	d->nudger = c;
 	c->nudges++;
+	return 0;
+}
+
+/*
+ * NUDGE_DONE: @c's work of its last nudge has ended. The holder, which may
+ * still be letting its queue run out for it, is told on its page
+ * (nudge_done_ns) that it need not: the driver ran that work already. Only
+ * the answer to the holder's last nudge counts: an earlier nudger's work
+ * says nothing of the later one's.
+ */
+static int nudge_done(struct gs_pol_dev *d, struct gs_pol_client *c,
+		      u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
+{
+	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
+
+	report_gpu(d, c, gpu_ns, lat && c->state != GS_POL_HOLDING ?
+		   GS_RANK_LATENCY : c->rank, now, fx);
+	if (!lat)
+		return -EPERM;
+	if (!d->holder || d->holder == c)
+		return -EALREADY;
+	if (d->nudger != c)
+		return -ENOENT;
+	d->holder->nudge_done = d->holder->nudge_at;
+	d->nudger = NULL;
 	return 0;
 }
 
@@ -1219,7 +1251,9 @@ static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 at,
  * Return: 0 with @c holding or waiting, -EALREADY (holding), -EBUSY
  * (waiting already) or -EAGAIN (NONBLOCK and not granted at once). With
  * GPUSCHED_ACQUIRE_NUDGE: 0 with the holder nudged, -EINVAL for YIELD,
- * -EPERM, -EALREADY or -EBUSY (see nudge()).
+ * -EPERM, -EALREADY or -EBUSY (see nudge()); with
+ * GPUSCHED_ACQUIRE_NUDGE_DONE: 0 with the holder told, -EINVAL for YIELD,
+ * -EPERM, -EALREADY or -ENOENT (see nudge_done()).
  */
 int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 		   u32 flags, u64 due, u64 gpu_ns, u64 now,
@@ -1229,10 +1263,13 @@ int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 	struct gs_pol_effects fx = { 0 };
 	int err = 0;
 
-	if (flags & GPUSCHED_ACQUIRE_NUDGE) {
+	if (flags & (GPUSCHED_ACQUIRE_NUDGE | GPUSCHED_ACQUIRE_NUDGE_DONE)) {
 		if (yield)
 			return -EINVAL;
-		err = nudge(d, c, due, gpu_ns, now, &fx);
+		if (flags & GPUSCHED_ACQUIRE_NUDGE)
+			err = nudge(d, c, due, gpu_ns, now, &fx);
+		else
+			err = nudge_done(d, c, gpu_ns, now, &fx);
 		apply(arg, &fx, now);
 		return err;
 	}
@@ -1428,6 +1465,7 @@ void gs_pol_status_fill(const struct gs_pol_dev *d,
 		.mem_reserved = c->mem.reserved,
 		.mem_limit = gs_mem_limit(d, c),
 		.nudge_ns = c->nudge_at,
+		.nudge_done_ns = c->nudge_done,
 	};
 }
 

@@ -148,6 +148,7 @@ struct gs_pol_client {
 	u64 yield_at;		/* when asked to yield */
 	u64 yield_due;		/* when the waiters need the GPU; 0: now */
 	u64 nudge_at;		/* last nudged (ACQUIRE_NUDGE); 0: never */
+	u64 nudge_done;		/* nudge_at when its nudger's work ended */
 	bool yield_requested;
 	bool revoked;			/* the last grant ended by revocation */
 	/*
@@ -205,6 +206,8 @@ struct gs_pol_dev {
 	u64 mem_reserved;
 	u64 mem_reserved_wraps;
 	struct gs_pol_client *holder;
+	/* The client whose nudge of @holder is unanswered (nudge()); NULL: none */
+	struct gs_pol_client *nudger;
 	u64 min_vtime;		/* floor for clients that become active */
 	u64 next_seq;
 	struct gs_pol_bucket latency;	/* the latency class's budget */
@@ -315,7 +318,8 @@ int gs_pol_acquire(struct gs_pol_dev *d, struct gs_pol_client *c, bool yield,
 static inline bool gs_pol_acquire_waits(const struct gs_pol_client *c,
 					u32 flags, int err)
 {
-	return !err && !(flags & GPUSCHED_ACQUIRE_NUDGE) &&
+	return !err &&
+	       !(flags & (GPUSCHED_ACQUIRE_NUDGE | GPUSCHED_ACQUIRE_NUDGE_DONE)) &&
 	       c->state == GS_POL_WAITING;
 }
 void gs_pol_tick(struct gs_pol_dev *d, u64 now,

@@ -853,8 +853,9 @@ static bool gs_client_restarted(struct gs_client *c,
  * restarted call waits until the first call's deadline and does not take
  * the report again.
  *
- * Return: 0 when granted (or, GPUSCHED_ACQUIRE_NUDGE, the holder nudged);
- * -ENOTCONN, -EALREADY, -EBUSY, -EPERM (a nudge), -EAGAIN (would wait, or
+ * Return: 0 when granted (or, GPUSCHED_ACQUIRE_NUDGE, the holder nudged;
+ * GPUSCHED_ACQUIRE_NUDGE_DONE, told); -ENOTCONN, -EALREADY, -EBUSY,
+ * -EPERM (a nudge), -ENOENT (a nudge's answer), -EAGAIN (would wait, or
  * the grant ended before this thread ran), -ETIMEDOUT, -ERESTARTNOHAND.
  */
 int gs_client_acquire(struct gs_client *c, const struct gpusched_acquire *a,

@@ -83,6 +83,14 @@ int gs_nudge(struct gpusched *g, uint64_t at) GS_HIDDEN;
 bool gs_nudge_supported(const struct gpusched *g) GS_HIDDEN;
 
 /*
+ * GPUSCHED_ACQUIRE_NUDGE_DONE: the work our last nudge was for has ended;
+ * a holder still letting its queue run out for it may launch on. Never
+ * waits. -EOPNOTSUPP where the service does not take it
+ * (GPUSCHED_FEAT_NUDGE_DONE).
+ */
+int gs_nudge_done(struct gpusched *g) GS_HIDDEN;
+
+/*
  * @ns of GPU time of this client's own work completed (measured on the
  * GPU's clock), to be reported with the next ACQUIRE, YIELD or RELEASE
  * issued on @g. Safe from any thread; never blocks.

@@ -261,6 +261,19 @@ bool gs_nudge_supported(const struct gpusched *g)
 	return g->features & GPUSCHED_FEAT_NUDGE;
 }
 
+int gs_nudge_done(struct gpusched *g)
+{
+	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE_DONE };
+
+	if (!g)
+		return -EINVAL;
+	if (!g->st)
+		return -ENOTCONN;
+	if (!(g->features & GPUSCHED_FEAT_NUDGE_DONE))
+		return -EOPNOTSUPP;
+	return acquire_cmd(g, GPUSCHED_IOC_ACQUIRE, &a);
+}
+
 GPUSCHED_API int gpusched_yield(struct gpusched *g, int64_t timeout_ns)
 {
 	return wait_cmd(g, GPUSCHED_IOC_YIELD, timeout_ns);

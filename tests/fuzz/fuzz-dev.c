@@ -343,7 +343,8 @@ static void op_acquire(struct thr *t, bool yield)
 		break;
 	case 5:
 		a.flags = gs_chance(&t->rng, 2) ? GS_ACQUIRE_FLAGS :
-						  GPUSCHED_ACQUIRE_NUDGE;
+			  gs_chance(&t->rng, 2) ? GPUSCHED_ACQUIRE_NUDGE :
+						  GPUSCHED_ACQUIRE_NUDGE_DONE;
 		break;
 	default:
 		break;	/* blocking: a signal or the grant ends it */
@@ -385,6 +386,10 @@ static void op_acquire(struct thr *t, bool yield)
 		 (a.flags & ~GPUSCHED_ACQUIRE_NUDGE))
 		EXPECT_IN(t, "acquire (NUDGE with another flag)", err, -EINVAL,
 			  -EBADF);
+	else if ((a.flags & GPUSCHED_ACQUIRE_NUDGE_DONE) &&
+		 (a.flags & ~GPUSCHED_ACQUIRE_NUDGE_DONE))
+		EXPECT_IN(t, "acquire (NUDGE_DONE with another flag)", err,
+			  -EINVAL, -EBADF);
 	else if (a.age_ns && !(a.flags & GPUSCHED_ACQUIRE_NUDGE))
 		EXPECT_IN(t, "acquire (age_ns without NUDGE)", err, -EINVAL,
 			  -EBADF);
@@ -395,10 +400,17 @@ static void op_acquire(struct thr *t, bool yield)
 	else if (a.flags & GPUSCHED_ACQUIRE_NUDGE)
 		EXPECT_IN(t, "acquire (NUDGE)", err, 0, -EALREADY, -EPERM,
 			  -EBUSY, -ENOTCONN, -EBADF);
+	else if ((a.flags & GPUSCHED_ACQUIRE_NUDGE_DONE) && yield)
+		EXPECT_IN(t, "yield (NUDGE_DONE)", err, -EINVAL, -ENOTCONN,
+			  -EBADF);
+	else if (a.flags & GPUSCHED_ACQUIRE_NUDGE_DONE)
+		EXPECT_IN(t, "acquire (NUDGE_DONE)", err, 0, -EALREADY, -EPERM,
+			  -ENOENT, -ENOTCONN, -EBADF);
 	else
 		EXPECT_IN(t, "acquire", err, 0, -EALREADY, -EBUSY, -EAGAIN,
 			  -EINTR, -ETIMEDOUT, -ENOTCONN, -EBADF);
-	if (!err && !(a.flags & GPUSCHED_ACQUIRE_NUDGE))
+	if (!err && !(a.flags & (GPUSCHED_ACQUIRE_NUDGE |
+				 GPUSCHED_ACQUIRE_NUDGE_DONE)))
 		gs_count(C_GRANTED, 1);
 	else if (err == -EINTR)
 		gs_count(C_EINTR, 1);

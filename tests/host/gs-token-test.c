@@ -452,12 +452,31 @@ int main(void)
 		EXPECT(g2->be->call(g2, GPUSCHED_IOC_ACQUIRE, &aq), -EINVAL);
 		aq.age_ns = 0;
 	}
+	/*
+	 * NUDGE_DONE: the client that nudged last says its work has ended;
+	 * the holder's page answers that nudge (nudge_done_ns equal to
+	 * nudge_ns), once. Only the latency class may (below).
+	 */
+	ok(g2->st->features & GPUSCHED_FEAT_NUDGE_DONE,
+	   "the service takes GPUSCHED_ACQUIRE_NUDGE_DONE (features %#x)",
+	   g2->st->features);
+	ok(g->st->nudge_done_ns != g->st->nudge_ns,
+	   "the holder's page: the last nudge not answered yet (nudge_done_ns %llu, nudge_ns %llu)",
+	   (unsigned long long)g->st->nudge_done_ns,
+	   (unsigned long long)g->st->nudge_ns);
+	EXPECT(gs_nudge_done(g2), 0);
+	ok(g->st->nudge_done_ns == g->st->nudge_ns,
+	   "the holder's page answers the last nudge (nudge_done_ns %llu, nudge_ns %llu)",
+	   (unsigned long long)g->st->nudge_done_ns,
+	   (unsigned long long)g->st->nudge_ns);
+	EXPECT(gs_nudge_done(g2), -ENOENT);	/* answered already */
 	usleep(2500000);
 	ok(gpusched_holding(g) && !(st_flags(g) & GPUSCHED_ST_REVOKED),
 	   "not revoked after the grace time for a nudge (flags %#x)", st_flags(g));
 	EXPECT(gpusched_release(g), 0);
 	EXPECT(gpusched_set_params(g2, GPUSCHED_KEEP, GPUSCHED_NORMAL,
 				   GPUSCHED_KEEP), 0);
+	EXPECT(gs_nudge_done(g2), -EPERM);	/* normal class */
 
 	/* Parameters. */
 	EXPECT(gpusched_set_params(g, 0, GPUSCHED_KEEP, GPUSCHED_KEEP), -EINVAL);

@@ -131,7 +131,7 @@ TEST_F(badinput, unknown_flags_give_eopnotsupp)
 	EXPECT_EQ(-ENOTCONN, gs_acquire(fd, 0, 0));
 	close(fd);
 
-	aq.flags = GPUSCHED_ACQUIRE_NUDGE << 1;	/* the next bit, not defined */
+	aq.flags = GPUSCHED_ACQUIRE_NUDGE_DONE << 1;	/* the next bit, not defined */
 	EXPECT_EQ(-EOPNOTSUPP, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	EXPECT_EQ(-EOPNOTSUPP, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
 	aq.flags = 1U << 31;
@@ -340,6 +340,28 @@ TEST_F(badinput, acquire_fields_checked)
 	aq.timeout_ns = 0;
 	EXPECT_EQ(0, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 	EXPECT_EQ(0, gs_release(self->fd));
+}
+
+/*
+ * NUDGE_DONE goes alone: with another flag, YIELD or a nudge's age it is
+ * refused before the caller's class is looked at.
+ */
+TEST_F(badinput, nudge_done_with_more_gives_einval)
+{
+	struct gpusched_acquire aq = {
+		.flags = GPUSCHED_ACQUIRE_NUDGE_DONE | GPUSCHED_ACQUIRE_NONBLOCK,
+	};
+
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	aq.flags = GPUSCHED_ACQUIRE_NUDGE_DONE | GPUSCHED_ACQUIRE_NUDGE;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	aq.flags = GPUSCHED_ACQUIRE_NUDGE_DONE;
+	aq.age_ns = 1000;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
+	aq.age_ns = 0;
+	EXPECT_EQ(-EINVAL, gs_ioctl(self->fd, GPUSCHED_IOC_YIELD, &aq));
+	/* Alone it is taken, and refused for the class: a normal client's. */
+	EXPECT_EQ(-EPERM, gs_ioctl(self->fd, GPUSCHED_IOC_ACQUIRE, &aq));
 }
 
 static int set_params(int fd, __u32 mask, __u32 weight, __u32 sched_class,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The client life cycle: attach, acquire, release, yield, a nudge beside
- * the client's own wait, the status page, GET_INFO accounting, the sysfs
- * state of a GPU, and the errors of each call used out of turn.
+ * the client's own wait, a nudge's answer, the status page, GET_INFO
+ * accounting, the sysfs state of a GPU, and the errors of each call used
+ * out of turn.
  *
  * Two clients, a and b, on one GPU whose slice and grace are long (1 s), so
  * that no yield request or revocation happens unless a test waits for one.
@@ -386,6 +387,30 @@ TEST_F(basics, nudge_beside_own_wait_returns)
 	EXPECT_EQ(0, w.ret);
 	EXPECT_NE(0, gs_st_flags(self->sb) & GPUSCHED_ST_HOLDING);
 	EXPECT_EQ(0, gs_release(self->b));
+}
+
+/*
+ * NUDGE_DONE: the latency-class client that nudged the holder says its
+ * work has ended, and the holder's page answers that nudge: nudge_done_ns
+ * equal to nudge_ns.
+ */
+TEST_F(basics, nudge_done_answers_on_holder_page)
+{
+	struct gpusched_params p = {
+		.mask = GPUSCHED_PARAM_CLASS,
+		.sched_class = GPUSCHED_CLASS_LATENCY,
+	};
+
+	EXPECT_NE(0, self->sb->features & GPUSCHED_FEAT_NUDGE_DONE);
+	ASSERT_EQ(0, gs_ioctl(self->b, GPUSCHED_IOC_SET_PARAMS, &p));
+	ASSERT_EQ(0, gs_acquire(self->a, 0, 0));
+	ASSERT_EQ(0, gs_acquire(self->b, GPUSCHED_ACQUIRE_NUDGE, 0));
+	EXPECT_NE(0, self->sa->nudge_ns);
+	EXPECT_NE(self->sa->nudge_ns, self->sa->nudge_done_ns);
+	EXPECT_EQ(0, gs_acquire(self->b, GPUSCHED_ACQUIRE_NUDGE_DONE, 0));
+	EXPECT_EQ(self->sa->nudge_ns, self->sa->nudge_done_ns);
+	EXPECT_NE(0, gs_st_flags(self->sa) & GPUSCHED_ST_HOLDING);
+	EXPECT_EQ(0, gs_release(self->a));
 }
 
 TEST_F(basics, sysfs_gpu_files)

@@ -1264,6 +1264,123 @@ static void t_nudge_age(void)
 	clients_down(&d, c, 2, now);
 }
 
+/*
+ * NUDGE_DONE: the client that nudged the holder last says its work has
+ * ended, and the holder's page shows nudge_done_ns equal to nudge_ns. Only
+ * that nudger, of the latency class, once per nudge, while someone else
+ * holds; a later nudge by another, a new grant or the nudger's exit leaves
+ * nothing of its own to answer. It takes no other flag or field.
+ */
+static void t_nudge_done(void)
+{
+	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE_DONE };
+	struct gs_pol_client c[4];
+	struct gs_pol_effects fx = { 0 };
+	struct gpusched_status st;
+	struct gs_pol_params p;
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC, gpu;
+	const u32 N = GPUSCHED_ACQUIRE_NUDGE, D = GPUSCHED_ACQUIRE_NUDGE_DONE;
+
+	CHECK(gs_pol_check_acquire(&a) == 0, "NUDGE_DONE alone refused");
+	a.flags = D | GPUSCHED_ACQUIRE_NONBLOCK;
+	CHECK(gs_pol_check_acquire(&a) == -EINVAL, "NUDGE_DONE with NONBLOCK taken");
+	a.flags = D | N;
+	CHECK(gs_pol_check_acquire(&a) == -EINVAL, "NUDGE_DONE with NUDGE taken");
+	a.flags = D;
+	a.age_ns = 1000;
+	CHECK(gs_pol_check_acquire(&a) == -EINVAL, "NUDGE_DONE with an age taken");
+
+	/* c[0] holds; c[1] and c[3] are of the latency class, c[2] not. */
+	gs_pol_default_params(&p);
+	clients_up(&d, &p, c, 4, now);
+	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
+				       now, &fx) == 0, "set latency class of c[1]");
+	CHECK(gs_pol_set_client_params(&d, &c[3], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
+				       now, &fx) == 0, "set latency class of c[3]");
+	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 0, now, fx_none, NULL) == -EALREADY,
+	      "NUDGE_DONE with nobody holding is not -EALREADY");
+	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
+	      d.holder == &c[0], "first acquire not granted");
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 0, now, fx_none, NULL) == 0,
+	      "the latency client's nudge refused");
+	CHECK(d.nudger == &c[1], "the nudge left nudger %p", (void *)d.nudger);
+	gs_pol_status_fill(&d, &c[0], 1, now, &st);
+	CHECK(st.nudge_ns == now && st.nudge_done_ns != st.nudge_ns,
+	      "holder's page before the answer: nudge_ns %" PRIu64 ", nudge_done_ns %" PRIu64,
+	      (uint64_t)st.nudge_ns, (uint64_t)st.nudge_done_ns);
+	CHECK(gs_pol_acquire(&d, &c[2], false, D, 0, 0, now, fx_none, NULL) == -EPERM,
+	      "a normal-class client's NUDGE_DONE is not -EPERM");
+	CHECK(gs_pol_acquire(&d, &c[3], false, D, 0, 0, now, fx_none, NULL) == -ENOENT,
+	      "NUDGE_DONE by a client that did not nudge is not -ENOENT");
+	CHECK(gs_pol_acquire(&d, &c[1], true, D, 0, 0, now, fx_none, NULL) == -EINVAL,
+	      "YIELD with NUDGE_DONE is not -EINVAL");
+	CHECK(c[0].nudge_done == 0 && d.nudger == &c[1],
+	      "refused answers changed nudge_done to %" PRIu64 ", nudger to %p",
+	      c[0].nudge_done, (void *)d.nudger);
+	now += 10 * US;
+	gpu = c[1].gpu_ns;
+	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 20 * US, now, fx_none, NULL) == 0,
+	      "the nudger's NUDGE_DONE refused");
+	gs_pol_status_fill(&d, &c[0], 1, now, &st);
+	CHECK(st.nudge_done_ns == st.nudge_ns && st.nudge_ns == now - 10 * US,
+	      "holder's page: nudge_done_ns %" PRIu64 ", nudge_ns %" PRIu64 " (want %" PRIu64 ")",
+	      (uint64_t)st.nudge_done_ns, (uint64_t)st.nudge_ns, now - 10 * US);
+	CHECK(d.holder == &c[0] && c[1].state == GS_POL_IDLE && d.nr_waiting == 0 &&
+	      !gs_pol_acquire_waits(&c[1], D, 0),
+	      "after the answer: holder %td, the nudger's state %d, waiting %u",
+	      d.holder - c, c[1].state, d.nr_waiting);
+	CHECK(c[1].gpu_ns == gpu + 20 * US,
+	      "the answer's report: gpu_ns %" PRIu64 " (want %" PRIu64 ")",
+	      c[1].gpu_ns, gpu + 20 * US);
+	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 0, now, fx_none, NULL) == -ENOENT,
+	      "a second NUDGE_DONE for the same nudge is not -ENOENT");
+
+	/* Another client nudges after c[1]: only its answer counts. */
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 0, now, fx_none, NULL) == 0,
+	      "c[1]'s nudge refused");
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[3], false, N, 0, 0, now, fx_none, NULL) == 0,
+	      "c[3]'s nudge refused");
+	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 0, now, fx_none, NULL) == -ENOENT,
+	      "NUDGE_DONE of a nudge nudged over is not -ENOENT");
+	CHECK(gs_pol_acquire(&d, &c[3], false, D, 0, 0, now, fx_none, NULL) == 0,
+	      "the last nudger's NUDGE_DONE refused");
+	gs_pol_status_fill(&d, &c[0], 1, now, &st);
+	CHECK(st.nudge_done_ns == st.nudge_ns && st.nudge_ns == now,
+	      "holder's page: nudge_done_ns %" PRIu64 ", nudge_ns %" PRIu64 " (want %" PRIu64 ")",
+	      (uint64_t)st.nudge_done_ns, (uint64_t)st.nudge_ns, now);
+
+	/* The token changes hands: the nudge went with the grant. */
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 0, now, fx_none, NULL) == 0,
+	      "c[1]'s nudge refused");
+	fx = (struct gs_pol_effects){ 0 };
+	CHECK(gs_pol_release(&d, &c[0], now, &fx) == 0, "the holder's release refused");
+	CHECK(d.nudger == NULL, "the release left nudger %p", (void *)d.nudger);
+	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 0, now, fx_none, NULL) == -EALREADY,
+	      "NUDGE_DONE with nobody holding after the release is not -EALREADY");
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
+	      d.holder == &c[0], "second acquire not granted");
+	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 0, now, fx_none, NULL) == -ENOENT,
+	      "NUDGE_DONE of the last grant's nudge is not -ENOENT");
+
+	/* The nudger exits: nothing is left pointing at it. */
+	now += 10 * US;
+	CHECK(gs_pol_acquire(&d, &c[3], false, N, 0, 0, now, fx_none, NULL) == 0 &&
+	      d.nudger == &c[3], "c[3]'s nudge refused, or not its: nudger %p",
+	      (void *)d.nudger);
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_client_exit(&d, &c[3], now, &fx);
+	CHECK(d.nudger == NULL, "the nudger's exit left nudger %p", (void *)d.nudger);
+	clients_down(&d, c, 3, now);
+}
+
 static void t_next_event(void)
 {
 	struct gs_pol_params p;
@@ -2294,6 +2411,7 @@ static const struct tap_test tests[] = {
 	{ "yield_due: the waiters' earliest due, 0 once one needs it now", t_yield_due },
 	{ "nudge: the holder told to run its queue out, no hand-over, within the budget", t_nudge },
 	{ "nudge age: the page says when the work was launched, never twice the same", t_nudge_age },
+	{ "nudge done: the last nudger's answer on the holder's page, once, while it holds", t_nudge_done },
 	{ "next_event: slice end, grace end, nothing for a lone holder", t_next_event },
 	{ "next_event: an overdue event is due now, even before a tick", t_next_event_overdue },
 	{ "a grant of any length is charged in full", t_long_grant },

@@ -79,6 +79,17 @@
  *	before the call the caller launched that work: @nudge_ns is then
  *	that time, not the call's, so that the holder knows when the work
  *	was queued. Without GPUSCHED_ACQUIRE_NUDGE @age_ns must be 0.
+ *	With GPUSCHED_ACQUIRE_NUDGE_DONE (GPUSCHED_FEAT_NUDGE_DONE), the
+ *	caller, which nudged the holder last, says that the work it nudged
+ *	for has ended: the holder's page then shows @nudge_done_ns equal to
+ *	@nudge_ns, and a holder still letting its queue run out for that
+ *	work launches on. It does not wait, is not queued and spends no
+ *	budget. 0 when the holder was told; EALREADY when no other client
+ *	holds the token; EPERM when the caller is not of the latency class;
+ *	ENOENT when the caller's nudge is not the holder's last, or was
+ *	answered already (another client nudged since, or the token changed
+ *	hands). It excludes the other flags and YIELD (EINVAL); @gpu_ns is
+ *	taken as for a nudge.
  *	@gpu_ns (GPUSCHED_FEAT_GPU_TIME): see "GPU time" below.
  *
  * GPUSCHED_IOC_RELEASE (struct gpusched_release, in)
@@ -271,6 +282,7 @@ enum gpusched_features {
 	GPUSCHED_FEAT_MEM = 1U << 2,	/* MEM_RESERVE/RETURN, mem_* fields */
 	GPUSCHED_FEAT_NUDGE = 1U << 3,	/* GPUSCHED_ACQUIRE_NUDGE, nudge_ns */
 	GPUSCHED_FEAT_NUDGE_AGE = 1U << 4,	/* a nudge's @age_ns */
+	GPUSCHED_FEAT_NUDGE_DONE = 1U << 5,	/* ACQUIRE_NUDGE_DONE, nudge_done_ns */
 };
 
 enum gpusched_class {
@@ -305,6 +317,7 @@ enum gpusched_acquire_flags {
 	GPUSCHED_ACQUIRE_TIMEOUT = 1U << 1,
 	GPUSCHED_ACQUIRE_DUE = 1U << 2,
 	GPUSCHED_ACQUIRE_NUDGE = 1U << 3,
+	GPUSCHED_ACQUIRE_NUDGE_DONE = 1U << 4,
 };
 
 /* ACQUIRE and YIELD */
@@ -456,7 +469,15 @@ struct gpusched_status {
 	 * the latency-class work queued beside it runs, then launches on.
 	 */
 	__u64 nudge_ns;
-	__u64 reserved[5];
+	/*
+	 * GPUSCHED_FEAT_NUDGE_DONE: @nudge_ns as it was when the client
+	 * that nudged last said its work had ended (ACQUIRE_NUDGE_DONE).
+	 * While it equals @nudge_ns, the latency-class work of the last
+	 * nudge is done: a holder letting its queue run out for it may
+	 * launch on at once.
+	 */
+	__u64 nudge_done_ns;
+	__u64 reserved[4];
 };
 
 #define GPUSCHED_IOC_MAGIC	0xE7
