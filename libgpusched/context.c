@@ -579,8 +579,9 @@ static void fork_child(void)
 		atomic_store(&d->mem_users, 0);
 		atomic_store(&d->draining, false);
 		d->mode = DEV_NEW;
-		/* The parent's request, not ours. */
+		/* The parent's request and nudge, not ours. */
 		atomic_store(&d->beside_ask, 0);
+		atomic_store(&d->nudge_until, 0);
 	}
 	for (struct gs_ctx *cs = atomic_load(&G.ctxs); cs; cs = cs->next) {
 		pthread_mutex_init(&cs->lock, NULL);

@@ -39,15 +39,14 @@ static void stop_launches(struct gs_dev *d)
 }
 
 /*
- * Stop this process's launches on @d and wait for its work to finish, or,
- * @early, for all but the hand-over allowance of it (ctx_drain_to()). Called
- * with d->lock held; the caller clears d->draining once the token is
- * given away (or kept).
+ * Stop this process's launches on @d and wait until @left_ns of its work is
+ * left (ctx_drain_to()), or, with @answer, a nudge's answer on that page.
+ * Called with d->lock held; the caller clears d->draining once the token
+ * is given away (or kept).
  */
-void drain_locked(struct gs_dev *d, bool early)
+static void drain_to(struct gs_dev *d, uint64_t left_ns,
+		     const struct gpusched *answer)
 {
-	uint64_t left_ns = early ? handover_left(d) : 0;
-
 	stop_launches(d);
 	/* Joined first: the join completes on the GPU when our work ends,
 	 * not when the drain sees it end.
@@ -55,12 +54,37 @@ void drain_locked(struct gs_dev *d, bool early)
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
 		ctx_join(cs);
 	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next)
-		ctx_drain_to(cs, left_ns);
+		ctx_drain_to(cs, left_ns, answer);
 	/* The token goes: the next wait spans another's turn, and its time
 	 * is no sample of our launches' length.
 	 */
 	dev_unstamp(d);
 	STAT_INC(drains);
+}
+
+/*
+ * drain_to() all of our work, or, @early, all but the hand-over allowance of
+ * it: a yield's drain.
+ */
+void drain_locked(struct gs_dev *d, bool early)
+{
+	drain_to(d, early ? handover_left(d) : 0, NULL);
+}
+
+/*
+ * Nudged (gate_slow()): stop this process's launches on @d and let its
+ * queue run out, so that the driver runs the latency-class work queued
+ * beside it, or until that work is done (nudge_answered() on our page @g):
+ * then the driver has run it already, and the rest of our queue need not
+ * run out. Called with d->lock held; the caller clears d->draining.
+ */
+void drain_nudged_locked(struct gs_dev *d, const struct gpusched *g)
+{
+	if (nudge_answered(g)) {
+		STAT_INC(answered);
+		return;
+	}
+	drain_to(d, 0, g->features & GPUSCHED_FEAT_NUDGE_DONE ? g : NULL);
 }
 
 int service_missing(struct gs_dev *d, int err, bool lost)
@@ -208,7 +232,9 @@ static int gate_slow(struct gs_dev *d)
 	 * Nudged: a latency-class client's work is queued beside ours. Let
 	 * our queue run out, so that the driver switches to that work, then
 	 * launch on: by the time it is done our next kernels are queued, and
-	 * the driver switches back without the host in between. Unless our
+	 * the driver switches back without the host in between. Or only
+	 * until that work is done, where the client says so first
+	 * (drain_nudged_locked()): the driver ran it already. Unless our
 	 * queue is longer than the service lets us keep beside such a
 	 * client (kernels longer than that, one at a time): the driver's
 	 * time slice then serves it sooner, and a drain would only idle the
@@ -219,7 +245,7 @@ static int gate_slow(struct gs_dev *d)
 
 		lat_nudged(d, at, gs_now_ns());
 		if (dev_queued_ns(d) <= latency_queue_ns(d)) {
-			drain_locked(d, false);
+			drain_nudged_locked(d, g);
 			at = page_nudge(g);
 			atomic_store(&d->draining, false);
 			STAT_INC(nudged);

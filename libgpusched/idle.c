@@ -161,6 +161,7 @@ static void *idle_thread(void *arg)
 		for (struct gs_dev *d = atomic_load(&G.devs); d; d = d->next) {
 			busy |= idle_check(d, now, idle_ns, &next);
 			busy |= ask_beside(d, now, &next);
+			busy |= answer_nudge(d, now, &next);
 		}
 		pthread_mutex_lock(&G.lock);
 		if (G.bg_stop || G.bg_kick)

@@ -120,6 +120,8 @@ static bool ev_sync(CUevent ev, uint64_t most, uint64_t until);
 static int wait_end(struct gs_ctx *cs, CUevent ev, uint64_t end,
 		    uint64_t wake, const struct gs_est *est, uint64_t giveup,
 		    bool yield);
+static int wait_answer(CUevent ev, uint64_t end, const struct gs_est *est,
+		       uint64_t giveup, const struct gpusched *answer);
 
 /*
  * The newest event of @cs if it follows all of its launches, all on one
@@ -192,9 +194,12 @@ static void ctx_stuck_locked(struct gs_ctx *cs)
  * next kernels, a drained holder's hand-over wait for this wait to see
  * it: where the end of our work is predicted, nap toward it and poll from
  * GS_SPIN_US before it (wait_end()), rather than nap up to
- * GS_EV_NAP_MAX_NS past it.
+ * GS_EV_NAP_MAX_NS past it. With @answer, the holder's status page of a
+ * drain for a nudge: until the nudging client says that its work ended
+ * (wait_answer()), too.
  */
-static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
+static void ctx_sync(struct gs_ctx *cs, uint64_t giveup,
+		     const struct gpusched *answer)
 {
 	const struct gs_config *c = gs_config();
 	uint64_t end = 0;
@@ -224,9 +229,22 @@ static void ctx_sync(struct gs_ctx *cs, uint64_t giveup)
 	if (ended)
 		goto done;
 	if (last) {
-		seen = end ? wait_end(cs, last, end, end - c->spin_ns, &est,
-				      giveup, false) == DRY_SEEN :
-			     ev_sync(last, GS_EV_NAP_MAX_NS, giveup);
+		int w;
+
+		if (answer)
+			w = wait_answer(last, end, &est, giveup, answer);
+		else if (end)
+			w = wait_end(cs, last, end, end - c->spin_ns, &est,
+				     giveup, false);
+		else
+			w = ev_sync(last, GS_EV_NAP_MAX_NS, giveup) ?
+			    DRY_SEEN : DRY_STUCK;
+		if (w == DRY_ANSWERED) {
+			/* Still running: nothing of it is popped. */
+			STAT_INC(answered);
+			return;
+		}
+		seen = w == DRY_SEEN;
 		if (!seen) {
 			STAT_INC(stuck_waits);
 			pthread_mutex_lock(&cs->lock);
@@ -273,6 +291,42 @@ done:
 }
 
 static void ctx_reap_locked(struct gs_ctx *cs, unsigned int upto);
+
+/**
+ * dev_work_ended() - has all of this process's work on @d ended?
+ * @d: the GPU
+ *
+ * For a latency-class client's answer to its nudge (answer_nudge()): each
+ * context's work seen to end, or its event after all of it completed.
+ *
+ * Return: 1 if so, 0 if some of it runs, -1 if no event tells (work on
+ * several streams not joined, a context without events).
+ */
+int dev_work_ended(struct gs_dev *d)
+{
+	for (struct gs_ctx *cs = atomic_load(&d->ctxs); cs; cs = cs->dev_next) {
+		CUevent last;
+		int ended = 1;
+
+		if (atomic_load(&cs->dead))
+			continue;
+		/* Queried under the lock, as ctx_busy() does: the context
+		 * is not forgotten, and its events destroyed, meanwhile.
+		 */
+		pthread_mutex_lock(&cs->lock);
+		if (!ctx_seen_done_locked(cs)) {
+			last = ctx_last_of_all(cs);
+			if (!last)
+				ended = -1;
+			else if (ev_query(last) == CUDA_ERROR_NOT_READY)
+				ended = 0;
+		}
+		pthread_mutex_unlock(&cs->lock);
+		if (ended < 1)
+			return ended;
+	}
+	return 1;
+}
 
 /*
  * Is a thread waiting for room in @cs's queue, or more than @left_ns of our
@@ -562,7 +616,8 @@ static uint64_t drain_until(struct gs_ctx *cs, uint64_t now)
  * event to go by: wait for everything (ctx_sync). No wait lasts past
  * drain_until().
  */
-void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
+void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns,
+		  const struct gpusched *answer)
 {
 	uint64_t giveup = drain_until(cs, gs_now_ns()), until = 0, near;
 	CUevent last = NULL;
@@ -648,7 +703,7 @@ void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns)
 	near = gs_est_near(&cs->est, until);
 	pthread_mutex_unlock(&cs->lock);
 	if (!until) {
-		ctx_sync(cs, giveup);
+		ctx_sync(cs, giveup, answer);
 		return;
 	}
 	/*
@@ -787,6 +842,43 @@ static int wait_end(struct gs_ctx *cs, CUevent ev, uint64_t end,
 		sched_yield();
 	}
 	return ev_sync(ev, GS_EV_NAP_MAX_NS, giveup) ? DRY_SEEN : DRY_STUCK;
+}
+
+/*
+ * Wait for @ev, recorded after all of our work, for a drain for a nudge
+ * (ctx_sync()): until it completes (DRY_SEEN), or until the client that
+ * nudged us says on @answer's page that its work ended (DRY_ANSWERED):
+ * the driver ran that work between our kernels already, and letting our
+ * queue run out now would only idle the GPU before our next kernel. Naps
+ * of GS_EV_NAP_NS, for the answer comes while our work runs and the
+ * rest of it may be short; polls from GS_SPIN_US before our work's
+ * predicted @end (0: none) as wait_end() does, then naps again until
+ * @giveup (DRY_STUCK).
+ */
+static int wait_answer(CUevent ev, uint64_t end, const struct gs_est *est,
+		       uint64_t giveup, const struct gpusched *answer)
+{
+	uint64_t spin = gs_config()->spin_ns, now, t;
+	uint64_t from = end > spin ? end - spin : 0;
+	uint64_t to = end + 2 * est->mean + spin;
+
+	for (;;) {
+		if (ev_query(ev) != CUDA_ERROR_NOT_READY)
+			return DRY_SEEN;
+		if (nudge_answered(answer))
+			return DRY_ANSWERED;
+		now = gs_now_ns();
+		if (now >= giveup)
+			return DRY_STUCK;
+		if (end && now >= from && now <= to) {
+			sched_yield();
+			continue;
+		}
+		t = now + GS_EV_NAP_NS;
+		if (end && now < from && t > from)
+			t = from;
+		sleep_until(t < giveup ? t : giveup);
+	}
 }
 
 /*

@@ -133,6 +133,8 @@ struct gs_stats {
 	atomic_ullong nudges;		/* holders nudged for work beside them */
 	atomic_ullong nudge_refusals;	/* nudges the service refused (budget) */
 	atomic_ullong nudged;		/* as holder: queue run out for a nudge */
+	atomic_ullong nudge_dones;	/* nudges answered: our work ended */
+	atomic_ullong answered;		/* as holder: a nudge's drain ended by its answer */
 	atomic_ullong denied;		/* GPUSCHED_FAIL=closed */
 	atomic_ullong acquires;
 	atomic_ullong yields;
@@ -392,6 +394,12 @@ struct gs_dev {
 	/* The last nudge_ns of our page that a drain answered (gate_slow()). */
 	atomic_ullong nudge_seen;
 	/*
+	 * Our nudge of the holder is unanswered until the idle thread sees
+	 * our work end and says so (answer_nudge()), or until nudge_until
+	 * (0: no nudge to answer).
+	 */
+	atomic_ullong nudge_until;
+	/*
 	 * Our last launch beside the holder, and whether the pending ask may
 	 * nudge the holder (beside_ask()): the first launch of a request,
 	 * when the request before it was one launch too (beside_multi: the
@@ -453,7 +461,7 @@ struct gs_frame {
 };
 
 /* What a wait for our work ended with (wait_dry(), wait_ev()). */
-enum { DRY_SEEN, DRY_YIELD, DRY_STUCK };
+enum { DRY_SEEN, DRY_YIELD, DRY_STUCK, DRY_ANSWERED };
 
 /*
  * gate_enter()'s answers. GATE_BESIDE_ASK: launch beside the holder, then
@@ -514,6 +522,20 @@ GS_HIDDEN uint32_t dev_flags(struct gs_dev *d);
 GS_HIDDEN void sleep_until(uint64_t t);
 
 /*
+ * Has the client that nudged @g's holder (us) last said that the work of
+ * that nudge ended (GPUSCHED_ACQUIRE_NUDGE_DONE)? Then the driver has run
+ * it, and a drain for it has nothing left to wait for. Never, from a
+ * service without GPUSCHED_FEAT_NUDGE_DONE (the field is reserved, 0).
+ */
+static inline bool nudge_answered(const struct gpusched *g)
+{
+	uint64_t n = __atomic_load_n(&g->st->nudge_ns, __ATOMIC_RELAXED);
+
+	return n && __atomic_load_n(&g->st->nudge_done_ns,
+				    __ATOMIC_RELAXED) == n;
+}
+
+/*
  * Is this process of the latency class on @g? As the service last set it
  * (the daemon's rules may have), or, from a service that does not say, as
  * it was started (GPUSCHED_CLASS). Inline, as dev_sharing(): a few loads
@@ -562,7 +584,9 @@ GS_HIDDEN void lat_held_launch_locked(struct gs_ctx *cs);
 GS_HIDDEN uint64_t launch_ns(struct gs_ctx *cs, uint64_t key);
 GS_HIDDEN uint64_t queued_ns(struct gs_ctx *cs);
 GS_HIDDEN uint64_t dev_queued_ns(struct gs_dev *d);
-GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns);
+GS_HIDDEN void ctx_drain_to(struct gs_ctx *cs, uint64_t left_ns,
+			     const struct gpusched *answer);
+GS_HIDDEN int dev_work_ended(struct gs_dev *d);
 GS_HIDDEN bool gs_relax(CUstreamCaptureMode *old);
 GS_HIDDEN void gs_unrelax(bool relaxed, CUstreamCaptureMode old);
 GS_HIDDEN void gs_relax_thread(void);
@@ -598,6 +622,7 @@ GS_HIDDEN uint64_t lat_watch(struct gs_dev *d, uint64_t now, uint64_t *until);
 GS_HIDDEN bool beside_now(struct gs_dev *d, const struct gpusched *g);
 GS_HIDDEN bool beside_ask(struct gs_dev *d, uint64_t t);
 GS_HIDDEN bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next);
+GS_HIDDEN bool answer_nudge(struct gs_dev *d, uint64_t now, uint64_t *next);
 GS_HIDDEN bool lat_early(struct gs_dev *d, const struct gpusched *g);
 GS_HIDDEN void lat_released(struct gs_dev *d, const struct gpusched *g, bool early,
 			     uint64_t left_ns, uint64_t now);
@@ -605,6 +630,7 @@ GS_HIDDEN void lat_relaunch(struct gs_dev *d, uint64_t now);
 
 /* gate.c */
 GS_HIDDEN void drain_locked(struct gs_dev *d, bool early);
+GS_HIDDEN void drain_nudged_locked(struct gs_dev *d, const struct gpusched *g);
 GS_HIDDEN int service_missing(struct gs_dev *d, int err, bool lost);
 GS_HIDDEN void retire_locked(struct gs_dev *d);
 GS_HIDDEN bool conn_error(int err);

@@ -205,9 +205,13 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 		 */
 		atomic_store(&d->beside_ask, 0);
 		err = gs_nudge(g, 0);
-		if (!err)
+		if (!err) {
 			STAT_INC(nudges);
-		else if (err == -EBUSY)
+			/* Answered when our work ends (answer_nudge()). */
+			if (g->features & GPUSCHED_FEAT_NUDGE_DONE)
+				atomic_store(&d->nudge_until,
+					     gs_now_ns() + grace_ns(d));
+		} else if (err == -EBUSY)
 			STAT_INC(nudge_refusals);	/* the class's budget */
 		else if (conn_error(err)) {
 			retire_locked(d);
@@ -240,6 +244,49 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 	}
 	pthread_mutex_unlock(&d->lock);
 	return true;
+}
+
+/*
+ * Our nudge's work ended: say so (GPUSCHED_ACQUIRE_NUDGE_DONE), so that the
+ * holder, which lets its queue run out for that work, launches on at once
+ * rather than when its queue has run out: the driver ran our work between
+ * its kernels, and the rest of its queue keeps the GPU busy while its
+ * next launches come. Looked at every GS_EV_NAP_NS while our work runs,
+ * up to the grace time after the nudge, after which the holder's drain has
+ * given up anyway; not answered where no event tells our work's end
+ * (dev_work_ended()). Called by the idle thread; returns whether to look
+ * again by *@next.
+ */
+bool answer_nudge(struct gs_dev *d, uint64_t now, uint64_t *next)
+{
+	uint64_t until = atomic_load(&d->nudge_until);
+	struct gpusched *g;
+	int ended, err;
+
+	if (!until)
+		return false;
+	if (pthread_mutex_trylock(&d->lock))
+		return true;	/* a launch is in the slow path: look again */
+	g = atomic_load(&d->g);
+	ended = g ? dev_work_ended(d) : -1;
+	if (!ended && now < until) {
+		pthread_mutex_unlock(&d->lock);
+		if (now + GS_EV_NAP_NS < *next)
+			*next = now + GS_EV_NAP_NS;
+		return true;
+	}
+	atomic_store(&d->nudge_until, 0);
+	if (ended > 0) {
+		err = gs_nudge_done(g);
+		if (!err)
+			STAT_INC(nudge_dones);
+		else if (conn_error(err)) {
+			retire_locked(d);
+			service_missing(d, err, true);
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return false;
 }
 
 /*

@@ -56,7 +56,7 @@ void print_stats(void)
 {
 	const struct gs_config *c = gs_config();
 
-	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu stuck_waits=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu nudges=%llu nudge_refusals=%llu nudged=%llu timed=%llu late_frames=%llu revoked=%llu%s%s",
+	gs_log("stats launches=%llu symbol=%llu procaddr=%llu dlsym=%llu gated=%llu unscheduled=%llu captured=%llu denied=%llu acquires=%llu yields=%llu idle_releases=%llu yield_releases=%llu drains=%llu throttle_waits=%llu dry_yields=%llu stuck_waits=%llu procaddr_hooks=%llu dlsym_hooks=%llu beside=%llu beside_grants=%llu beside_yields=%llu nudges=%llu nudge_refusals=%llu nudge_dones=%llu nudged=%llu answered=%llu timed=%llu late_frames=%llu revoked=%llu%s%s",
 	       STAT_GET(launches[ROUTE_SYMBOL]) + STAT_GET(launches[ROUTE_PROCADDR]) +
 	       STAT_GET(launches[ROUTE_DLSYM]),
 	       STAT_GET(launches[ROUTE_SYMBOL]), STAT_GET(launches[ROUTE_PROCADDR]),
@@ -68,7 +68,8 @@ void print_stats(void)
 	       STAT_GET(stuck_waits), STAT_GET(procaddr_hooks),
 	       STAT_GET(dlsym_hooks), STAT_GET(beside),
 	       STAT_GET(beside_grants), STAT_GET(beside_yields),
-	       STAT_GET(nudges), STAT_GET(nudge_refusals), STAT_GET(nudged),
+	       STAT_GET(nudges), STAT_GET(nudge_refusals),
+	       STAT_GET(nudge_dones), STAT_GET(nudged), STAT_GET(answered),
 	       STAT_GET(timed), STAT_GET(late_frames),
 	       STAT_GET(revoked),
 	       c->label[0] ? " label=" : "", c->label);

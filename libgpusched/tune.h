@@ -63,7 +63,7 @@
 #define GS_TIME_EVERY_STEADY 64
 /* While nobody else is attached, and for a latency-class client once its lengths are steady, no more than one launch timed per this much of our GPU time: a timed launch's timestamps cost the GPU a few microseconds (one in GS_TIME_EVERY_STEADY of 20 us kernels: 0.2% of its throughput; a latency-class request's latency), and no queue waits on the lengths meanwhile. */
 #define GS_TIME_SPARSE_NS 20000000ull
-/* A wait for one of our events (none is blocking sync: costly to record) sleeps this long between looks at first, about a blocking wake-up's lateness ... */
+/* A wait for one of our events (none is blocking sync: costly to record) sleeps this long between looks at first, about a blocking wake-up's lateness (and always, where a nudge's answer may end it: answer_nudge(), wait_answer()) ... */
 #define GS_EV_NAP_NS 10000ull
 /* ... doubling up to this: a long wait costs a few thousand wake-ups a second, and ends no later than this after the event. */
 #define GS_EV_NAP_MAX_NS 200000ull
