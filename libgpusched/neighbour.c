@@ -265,15 +265,14 @@ bool answer_nudge(struct gs_dev *d, uint64_t now, uint64_t *next)
 
 	if (!until)
 		return false;
+	/* A launch in the slow path holds the lock: look again as soon. */
 	if (pthread_mutex_trylock(&d->lock))
-		return true;	/* a launch is in the slow path: look again */
+		goto again;
 	g = atomic_load(&d->g);
 	ended = g ? dev_work_ended(d) : -1;
 	if (!ended && now < until) {
 		pthread_mutex_unlock(&d->lock);
-		if (now + GS_EV_NAP_NS < *next)
-			*next = now + GS_EV_NAP_NS;
-		return true;
+		goto again;
 	}
 	atomic_store(&d->nudge_until, 0);
 	if (ended > 0) {
@@ -287,6 +286,10 @@ bool answer_nudge(struct gs_dev *d, uint64_t now, uint64_t *next)
 	}
 	pthread_mutex_unlock(&d->lock);
 	return false;
+again:
+	if (now + GS_EV_NAP_NS < *next)
+		*next = now + GS_EV_NAP_NS;
+	return true;
 }
 
 /*
