@@ -1089,11 +1089,9 @@ int gs_pol_check_acquire(const struct gpusched_acquire *a)
 		return -EINVAL;
 	if (a->due_us && !(a->flags & GPUSCHED_ACQUIRE_DUE))
 		return -EINVAL;
-	if ((a->flags & GPUSCHED_ACQUIRE_NUDGE) &&
-	    (a->flags & ~GPUSCHED_ACQUIRE_NUDGE))
-		return -EINVAL;
-	if ((a->flags & GPUSCHED_ACQUIRE_NUDGE_DONE) &&
-	    (a->flags & ~GPUSCHED_ACQUIRE_NUDGE_DONE))
+	/* NUDGE and NUDGE_DONE go alone: no other bit beside either. */
+	if ((a->flags & (GPUSCHED_ACQUIRE_NUDGE | GPUSCHED_ACQUIRE_NUDGE_DONE)) &&
+	    (a->flags & (a->flags - 1)))
 		return -EINVAL;
 	if (a->age_ns && !(a->flags & GPUSCHED_ACQUIRE_NUDGE))
 		return -EINVAL;
@@ -1174,6 +1172,26 @@ int gs_pol_check_release(const struct gpusched_release *r)
 }
 
 /*
+ * What NUDGE and NUDGE_DONE share: @c's report (@gpu_ns), taken whatever
+ * the answer, as ACQUIRE takes it, at latency rank for work beside the
+ * holder; then -EPERM unless @c is of the latency class, -EALREADY unless
+ * another client holds the token, else 0.
+ */
+static int nudge_check(struct gs_pol_dev *d, struct gs_pol_client *c,
+		       u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
+{
+	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
+	bool beside = lat && c->state != GS_POL_HOLDING;
+
+	report_gpu(d, c, gpu_ns, beside ? GS_RANK_LATENCY : c->rank, now, fx);
+	if (!lat)
+		return -EPERM;
+	if (!d->holder || d->holder == c)
+		return -EALREADY;
+	return 0;
+}
+
+/*
  * NUDGE: @c, of the latency class, launched work beside the holder without
  * the token, at @at (gs_pol_due(); 0: now). The holder is told on its page
  * (nudge_ns) to let its queue run out once: the driver then runs @c's
@@ -1189,15 +1207,10 @@ int gs_pol_check_release(const struct gpusched_release *r)
 static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 at,
 		 u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
 {
-	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
-	bool beside = lat && c->state != GS_POL_HOLDING;
+	int err = nudge_check(d, c, gpu_ns, now, fx);
 
-	/* The report is taken whatever the answer, as ACQUIRE takes it. */
-	report_gpu(d, c, gpu_ns, beside ? GS_RANK_LATENCY : c->rank, now, fx);
-	if (!lat)
-		return -EPERM;
-	if (!d->holder || d->holder == c)
-		return -EALREADY;
+	if (err)
+		return err;
 	if (!latency_budget(d, now))
 		return -EBUSY;
 	if (!at || at > now)
@@ -1220,14 +1233,10 @@ static int nudge(struct gs_pol_dev *d, struct gs_pol_client *c, u64 at,
 static int nudge_done(struct gs_pol_dev *d, struct gs_pol_client *c,
 		      u64 gpu_ns, u64 now, struct gs_pol_effects *fx)
 {
-	bool lat = c->sched_class == GPUSCHED_CLASS_LATENCY;
+	int err = nudge_check(d, c, gpu_ns, now, fx);
 
-	report_gpu(d, c, gpu_ns, lat && c->state != GS_POL_HOLDING ?
-		   GS_RANK_LATENCY : c->rank, now, fx);
-	if (!lat)
-		return -EPERM;
-	if (!d->holder || d->holder == c)
-		return -EALREADY;
+	if (err)
+		return err;
 	if (d->nudger != c)
 		return -ENOENT;
 	d->holder->nudge_done = d->holder->nudge_at;

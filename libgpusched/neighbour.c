@@ -180,7 +180,6 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 	struct gpusched *g;
 	int err;
 
-	(void)now;
 	if (!t)
 		return false;
 	if (pthread_mutex_trylock(&d->lock))
@@ -210,7 +209,7 @@ bool ask_beside(struct gs_dev *d, uint64_t now, uint64_t *next)
 			/* Answered when our work ends (answer_nudge()). */
 			if (g->features & GPUSCHED_FEAT_NUDGE_DONE)
 				atomic_store(&d->nudge_until,
-					     gs_now_ns() + grace_ns(d));
+					     now + grace_ns(d));
 		} else if (err == -EBUSY)
 			STAT_INC(nudge_refusals);	/* the class's budget */
 		else if (conn_error(err)) {

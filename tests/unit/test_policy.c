@@ -1069,6 +1069,17 @@ static void clients_up(struct gs_pol_dev *d, const struct gs_pol_params *p,
 		gs_pol_client_init(d, &c[i], now);
 }
 
+/* Make @c of the latency class at @now (its effects are not looked at). */
+static int to_latency(struct gs_pol_dev *d, struct gs_pol_client *c,
+		      uint64_t now)
+{
+	struct gs_pol_effects fx = { 0 };
+
+	return gs_pol_set_client_params(d, c, GPUSCHED_WEIGHT_DEFAULT,
+					GPUSCHED_CLASS_LATENCY,
+					GPUSCHED_CAP_NONE, now, &fx);
+}
+
 /* ... and gone at @now. */
 static void clients_down(struct gs_pol_dev *d, struct gs_pol_client *c, int n,
 			 uint64_t now)
@@ -1100,9 +1111,7 @@ static void t_yield_due(void)
 	CHECK(c[0].yield_due == 0, "yield_due %" PRIu64 " with nobody waiting",
 	      c[0].yield_due);
 	/* Latency class: the holder is asked to yield at once. */
-	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
-				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
-				       now, &fx) == 0, "set latency class");
+	CHECK(to_latency(&d, &c[1], now) == 0, "set latency class");
 	now += 10 * US;
 	CHECK(gs_pol_acquire(&d, &c[1], false, false, now + 400 * US, 0,
 			     now, fx_none, NULL) == 0, "due acquire refused");
@@ -1148,9 +1157,7 @@ static void t_nudge(void)
 	gs_pol_default_params(&p);
 	p.latency_pct = 10;
 	clients_up(&d, &p, c, 3, now);
-	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
-				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
-				       now, &fx) == 0, "set latency class");
+	CHECK(to_latency(&d, &c[1], now) == 0, "set latency class");
 	CHECK(gs_pol_acquire(&d, &c[1], false, N, 0, 0, now, fx_none, NULL) == -EALREADY,
 	      "a nudge with nobody holding is not -EALREADY");
 	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
@@ -1215,7 +1222,6 @@ static void t_nudge_age(void)
 {
 	struct gpusched_acquire a = { .flags = GPUSCHED_ACQUIRE_NUDGE };
 	struct gs_pol_client c[2];
-	struct gs_pol_effects fx = { 0 };
 	struct gs_pol_params p;
 	struct gs_pol_dev d;
 	uint64_t now = 1 * SEC, at;
@@ -1240,9 +1246,7 @@ static void t_nudge_age(void)
 
 	gs_pol_default_params(&p);
 	clients_up(&d, &p, c, 2, now);
-	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
-				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
-				       now, &fx) == 0, "set latency class");
+	CHECK(to_latency(&d, &c[1], now) == 0, "set latency class");
 	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0,
 	      "first acquire not granted");
 	now += 10 * MS;
@@ -1294,12 +1298,8 @@ static void t_nudge_done(void)
 	/* c[0] holds; c[1] and c[3] are of the latency class, c[2] not. */
 	gs_pol_default_params(&p);
 	clients_up(&d, &p, c, 4, now);
-	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
-				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
-				       now, &fx) == 0, "set latency class of c[1]");
-	CHECK(gs_pol_set_client_params(&d, &c[3], GPUSCHED_WEIGHT_DEFAULT,
-				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
-				       now, &fx) == 0, "set latency class of c[3]");
+	CHECK(to_latency(&d, &c[1], now) == 0, "set latency class of c[1]");
+	CHECK(to_latency(&d, &c[3], now) == 0, "set latency class of c[3]");
 	CHECK(gs_pol_acquire(&d, &c[1], false, D, 0, 0, now, fx_none, NULL) == -EALREADY,
 	      "NUDGE_DONE with nobody holding is not -EALREADY");
 	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
@@ -2294,9 +2294,7 @@ static void t_yield_rechecked_by_params(void)
 	gs_pol_default_params(&p);
 	clients_up(&d, &p, c, 2, now);
 	CHECK(acq(&d, &c[0], false, 0, now) == 0, "holder granted");
-	CHECK(gs_pol_set_client_params(&d, &c[1], GPUSCHED_WEIGHT_DEFAULT,
-				       GPUSCHED_CLASS_LATENCY, GPUSCHED_CAP_NONE,
-				       now, &fx) == 0, "latency class");
+	CHECK(to_latency(&d, &c[1], now) == 0, "latency class");
 	now += 1 * MS;
 	CHECK(acq(&d, &c[1], false, 0, now) == 0 && c[0].yield_requested,
 	      "latency waiter: holder asked to yield");
