@@ -38,10 +38,11 @@ static u64 clamp_span(u64 t)
 }
 
 /*
- * Sums of charges stop at GS_MAX_SUM rather than wrap: a client may report
- * up to GS_MAX_SPAN of GPU time in every call, and its virtual time,
- * wrapped, would put it ahead of every other waiter. Far below ~0 so that
- * vtime_now() adds a running grant's charge to it without overflow.
+ * Sums of charges stop at GS_MAX_SUM rather than wrap: held time and GPU
+ * time reported (no more than the wall time: report_gpu()) at weight 1
+ * reach it only after months, and a wrapped virtual time would put its
+ * client ahead of every other waiter. Far below ~0 so that vtime_now()
+ * adds a running grant's charge to it without overflow.
  */
 #define GS_MAX_SUM	(1ULL << 62)
 
@@ -217,6 +218,9 @@ static void bucket_spend(struct gs_pol_bucket *b, u32 pct, u64 window,
 	b->credit -= (s64)(held * 100);
 	if (b->credit > max)
 		b->credit = max;
+	/* Debt of a long overrun stops here rather than wrap to credit. */
+	if (b->credit < -(s64)GS_MAX_SUM)
+		b->credit = -(s64)GS_MAX_SUM;
 	b->stamp = max_u64(b->stamp, now);
 }
 
@@ -806,6 +810,7 @@ void gs_pol_client_init(struct gs_pol_dev *d, struct gs_pol_client *c,
 		.sched_class = GPUSCHED_CLASS_NORMAL,
 		.vtime = d->min_vtime,
 		.seq = d->next_seq++,
+		.since = now,
 		.cap = { .stamp = now },
 	};
 	INIT_LIST_HEAD(&c->wnode);
@@ -822,8 +827,17 @@ static void report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
 		       u64 gpu_ns, u32 rank, u64 now, struct gs_pol_effects *fx)
 {
 	u64 r = clamp_span(gpu_ns);
-	u64 amount, gpu;
+	u64 amount, gpu, wall = now > c->since ? now - c->since : 0;
 
+	/*
+	 * A GPU runs no longer than the wall time: all of a client's
+	 * reports together stay within the time since it attached. A
+	 * report is the client's own word; unbounded, one client's virtual
+	 * time would reach its ceiling in seconds, and the floor with it
+	 * once it held the token alone (raise_floor()), where every
+	 * client's would then stand equal.
+	 */
+	r = min_u64(r, wall > c->gpu_ns ? wall - c->gpu_ns : 0);
 	if (!r)
 		return;
 	gpu = add_sum(c->grant_gpu_ns, r);
@@ -851,7 +865,8 @@ static void report_gpu(struct gs_pol_dev *d, struct gs_pol_client *c,
  * @d: the device
  * @c: the reporting client
  * @gpu_ns: GPU time of @c's own work since its last report (0: none),
- *          clamped to 2^40 ns
+ *          clamped to 2^40 ns, and so that @c's reports together stay
+ *          within the time since it attached
  * @now: the time
  * @fx: what changed, for the caller to tell clients
  *

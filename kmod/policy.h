@@ -160,6 +160,7 @@ struct gs_pol_client {
 	/* accounting */
 	u64 held_ns;			/* charged: held, or GPU time if more */
 	u64 gpu_ns;			/* GPU time reported, all grants */
+	u64 since;			/* attached: gpu_ns stays below now - since */
 	u64 grants;
 	u64 wait_ns_total;
 	u64 wait_ns_max;

@@ -99,6 +99,8 @@ struct scl {
 	uint64_t release_at, wait_at;	/* its next actions, or NEVER */
 	/* the current or last grant, as seen: its held and GPU time */
 	uint64_t g_held, g_gpu;
+	/* attached at, and GPU time taken from its reports since */
+	uint64_t since, gpu_total;
 	/* totals of this attachment, as seen */
 	uint64_t held, grants, yields, unyields, revokes, eperms;
 	uint64_t wait_max;
@@ -169,21 +171,28 @@ static void sim_check(struct sim *s);
 
 /*
  * What a grant is charged, as the driver works it out: max(held, GPU time
- * reported for it), for @c's grant with @h more held and @r more reported.
+ * reported for it), for @c's grant with @h more held and @r more reported
+ * at @now: a report of at most 2^40 ns, and all of the client's reports
+ * within the time since it attached.
  */
-static uint64_t charge_seen(struct scl *c, uint64_t h, uint64_t r)
+static uint64_t charge_seen(struct scl *c, uint64_t h, uint64_t r,
+			    uint64_t now)
 {
 	uint64_t before = max64(c->g_held, c->g_gpu);
+	uint64_t room = now - c->since > c->gpu_total ?
+			now - c->since - c->gpu_total : 0;
 
+	r = min64(min64(r, UINT64_C(1) << 40), room);
+	c->gpu_total += r;
 	c->g_held += h;
-	c->g_gpu = min64(c->g_gpu + min64(r, UINT64_C(1) << 40), UINT64_C(1) << 62);
+	c->g_gpu = min64(c->g_gpu + r, UINT64_C(1) << 62);
 	return max64(c->g_held, c->g_gpu) - before;
 }
 
 static void end_hold(struct sim *s, int i)
 {
 	struct scl *c = &s->c[i];
-	uint64_t charged = charge_seen(c, s->now - c->grant_at, 0);
+	uint64_t charged = charge_seen(c, s->now - c->grant_at, 0, s->now);
 
 	c->held += charged;
 	s->held += charged;
@@ -445,6 +454,8 @@ static int sim_attach(struct sim *s, int i)
 	c->release_at = c->wait_at = NEVER;
 	c->held = c->grants = c->yields = c->unyields = c->revokes = 0;
 	c->g_held = c->g_gpu = 0;
+	c->since = s->now;
+	c->gpu_total = 0;
 	c->eperms = 0;
 	c->wait_max = 0;
 	SCHECK(s, b->pc.state == GS_POL_IDLE && b->pc.vtime == s->d.min_vtime,
@@ -552,7 +563,7 @@ static void sim_report(struct sim *s, int i, uint64_t r)
 	uint64_t charged;
 
 	s->op = "report";
-	charged = charge_seen(c, 0, r);
+	charged = charge_seen(c, 0, r, s->now);
 	c->held += charged;
 	s->held += charged;
 	gs_pol_report_gpu(&s->d, c->pc, r, s->now, &fx);
@@ -1162,7 +1173,7 @@ static void t_nudge(void)
 	      "a nudge with nobody holding is not -EALREADY");
 	CHECK(gs_pol_acquire(&d, &c[0], false, 0, 0, 0, now, fx_none, NULL) == 0 &&
 	      d.holder == &c[0], "first acquire not granted");
-	now += 10 * US;
+	now += 50 * US;		/* the nudger's 50 us of work below ran since */
 	CHECK(gs_pol_acquire(&d, &c[2], false, N, 0, 0, now, fx_none, NULL) == -EPERM,
 	      "a normal-class client's nudge is not -EPERM");
 	CHECK(c[0].nudge_at == 0, "refused nudge left nudge_at %" PRIu64, c[0].nudge_at);
@@ -2161,10 +2172,11 @@ static void t_gpu_time(void)
 	struct gs_pol_params p;
 	struct gs_pol_effects fx = { 0 };
 	struct gs_pol_dev d;
-	uint64_t now = 1 * SEC, v0, h0;
+	uint64_t now = 1 * SEC, v0, h0, r;
 
 	gs_pol_default_params(&p);
-	clients_up(&d, &p, c, 2, now);
+	/* Attached 100 ms before: A's reports stay within that and since. */
+	clients_up(&d, &p, c, 2, now - 100 * MS);
 
 	/* A's 80 ms kernel runs on after it hands over at 1 ms. */
 	CHECK(acq(&d, &c[0], false, 0, now) == 0 && d.holder == &c[0], "A granted");
@@ -2226,13 +2238,31 @@ static void t_gpu_time(void)
 	      c[0].vtime - v0 == 42 * MS && c[0].grant_held_ns == 30 * MS,
 	      "released after 30 ms with 20 ms reported: charged %" PRIu64,
 	      c[0].held_ns - h0);
-	/* One report is clamped to 2^40 ns; the device total agrees. */
+	/*
+	 * A's reports together stay within the time since it attached (100
+	 * ms before the start): 80 + 4 + 3 + 5 + 20 ms reported by now.
+	 */
+	CHECK(c[0].gpu_ns == 112 * MS, "A's reports: %" PRIu64, c[0].gpu_ns);
+	r = now - (1 * SEC - 100 * MS) - 112 * MS;
 	h0 = c[0].held_ns;
 	fx = (struct gs_pol_effects){ 0 };
 	gs_pol_report_gpu(&d, &c[0], UINT64_MAX, now, &fx);
-	/* max(30 ms, 20 ms + 2^40) - max(30 ms, 20 ms) */
-	CHECK(c[0].held_ns - h0 == (UINT64_C(1) << 40) - 10 * MS,
-	      "huge report charged %" PRIu64, c[0].held_ns - h0);
+	/* max(30 ms, 20 ms + r) - max(30 ms, 20 ms) */
+	CHECK(c[0].held_ns - h0 == 20 * MS + r - 30 * MS,
+	      "huge report charged %" PRIu64 ", want %" PRIu64,
+	      c[0].held_ns - h0, 20 * MS + r - 30 * MS);
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_report_gpu(&d, &c[0], 1 * MS, now, &fx);
+	CHECK(c[0].held_ns - h0 == 20 * MS + r - 30 * MS,
+	      "a report past the wall time charged %" PRIu64,
+	      c[0].held_ns - h0 - (20 * MS + r - 30 * MS));
+	/* Hours later, one report is clamped to 2^40 ns. */
+	now += UINT64_C(1) << 42;
+	h0 = c[0].held_ns;
+	fx = (struct gs_pol_effects){ 0 };
+	gs_pol_report_gpu(&d, &c[0], UINT64_MAX, now, &fx);
+	CHECK(c[0].held_ns - h0 == UINT64_C(1) << 40,
+	      "a huge report hours later charged %" PRIu64, c[0].held_ns - h0);
 	CHECK(d.held_ns == c[0].held_ns + c[1].held_ns,
 	      "device held %" PRIu64 " != clients' %" PRIu64, d.held_ns,
 	      c[0].held_ns + c[1].held_ns);
@@ -2241,10 +2271,11 @@ static void t_gpu_time(void)
 
 /*
  * A client reporting the most GPU time in call after call (2^40 ns each,
- * 100 times that of virtual time at weight 1) saturates its virtual time
- * at 2^62 rather than wrap it: 200,000 such calls are more than 2^64, and
- * wrapped, its virtual time would be anywhere, ahead of other waiters
- * too. Saturated, it stays behind them.
+ * 100 times that of virtual time at weight 1, each 2^40 ns after the last:
+ * years of reports) saturates its virtual time at 2^62 rather than wrap
+ * it: 200,000 such reports are more than 2^64, and wrapped, its virtual
+ * time would be anywhere, ahead of other waiters too. Saturated, it stays
+ * behind them.
  */
 static void t_sums_saturate(void)
 {
@@ -2264,8 +2295,10 @@ static void t_sums_saturate(void)
 	now += 1 * MS;
 	CHECK(rel(&d, &c[0], 0, now) == 0, "A releases");
 	CHECK(acq(&d, &c[1], false, 0, now) == 0 && d.holder == &c[1], "B granted");
-	for (i = 0; i < 200000; i++)
+	for (i = 0; i < 200000; i++) {
+		now += UINT64_C(1) << 40;
 		eperm += rel(&d, &c[0], UINT64_MAX, now) == -EPERM;
+	}
 	CHECK(eperm == 200000, "A's 200000 releases, not holding: %d EPERM", eperm);
 	CHECK(c[0].vtime == UINT64_C(1) << 62,
 	      "A's virtual time saturated at 2^62: %" PRIu64, c[0].vtime);
@@ -2275,6 +2308,94 @@ static void t_sums_saturate(void)
 	CHECK(rel(&d, &c[1], 0, now) == 0 && d.holder == &c[2],
 	      "B's release grants C, not A");
 	clients_down(&d, c, 3, now);
+}
+
+/*
+ * A client's reports cannot carry the floor of virtual time away: at
+ * weight 1, 42,000 reports of the most GPU time in a second, then a grant
+ * held alone, once put its virtual time, and the floor after it, at 2^62,
+ * where every client's virtual time then stood equal and weights no
+ * longer ordered anyone. Its reports stay within the time since it
+ * attached, and the weights of those who come after still order them.
+ */
+static void t_reports_within_wall(void)
+{
+	struct gs_pol_client c[3];
+	struct gs_pol_params p;
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC, t0 = now, vb, vc;
+	int i;
+
+	gs_pol_default_params(&p);
+	clients_up(&d, &p, c, 3, now);
+	CHECK(gs_pol_set_client_params(&d, &c[0], GPUSCHED_WEIGHT_MIN,
+				       GPUSCHED_CLASS_NORMAL, 0, now, &fx) == 0,
+	      "A at weight %u", GPUSCHED_WEIGHT_MIN);
+	fx = (struct gs_pol_effects){ 0 };
+	CHECK(gs_pol_set_client_params(&d, &c[2], 1000,
+				       GPUSCHED_CLASS_NORMAL, 0, now, &fx) == 0,
+	      "C at weight 1000");
+	for (i = 0; i < 42000; i++) {
+		now += 20 * US;
+		rel(&d, &c[0], UINT64_MAX, now);
+	}
+	CHECK(c[0].gpu_ns <= now - t0, "A's reports: %" PRIu64 " ns in %" PRIu64,
+	      c[0].gpu_ns, now - t0);
+	CHECK(acq(&d, &c[0], false, 0, now) == 0 && d.holder == &c[0], "A holds");
+	now += 1 * MS;
+	CHECK(acq(&d, &c[1], false, 0, now) == 0 && acq(&d, &c[2], false, 0, now) == 0,
+	      "B and C wait");
+	CHECK(d.min_vtime <= 100 * (now - t0),
+	      "the floor at %" PRIu64 " after %" PRIu64 " ns", d.min_vtime, now - t0);
+	now += 1 * MS;
+	CHECK(rel(&d, &c[0], 0, now) == 0 && d.holder == &c[1], "B granted");
+	vb = c[1].vtime;
+	vc = c[2].vtime;
+	now += 10 * MS;
+	CHECK(rel(&d, &c[1], 0, now) == 0 && d.holder == &c[2], "C granted");
+	now += 10 * MS;
+	CHECK(rel(&d, &c[2], 0, now) == 0 && !d.holder, "C releases");
+	/* Weights still count: 10 ms at weight 100 and at 1000. */
+	CHECK(c[1].vtime - vb == 10 * MS && c[2].vtime - vc == 1 * MS,
+	      "B's virtual time +%" PRIu64 ", C's +%" PRIu64,
+	      c[1].vtime - vb, c[2].vtime - vc);
+	clients_down(&d, c, 3, now);
+}
+
+/*
+ * The debt of a capped client stops short of wrapping: years of reports
+ * of the most GPU time, each 2^40 ns after the last, spend 100 x 2^40 of
+ * its credit while it earns 10 x 2^40; 100,000 of them once carried the
+ * debt past -2^63, where it wrapped to a full bucket.
+ */
+static void t_cap_debt_saturates(void)
+{
+	struct gs_pol_client c[2];
+	struct gs_pol_params p;
+	struct gs_pol_effects fx = { 0 };
+	struct gs_pol_dev d;
+	uint64_t now = 1 * SEC;
+	int64_t last;
+	int i, rose = -1;
+
+	gs_pol_default_params(&p);
+	clients_up(&d, &p, c, 2, now);
+	CHECK(gs_pol_set_client_params(&d, &c[0], GPUSCHED_WEIGHT_DEFAULT,
+				       GPUSCHED_CLASS_NORMAL, 10, now, &fx) == 0,
+	      "A capped at 10%%");
+	CHECK(acq(&d, &c[1], false, 0, now) == 0 && d.holder == &c[1], "B holds");
+	last = c[0].cap.credit;
+	for (i = 0; i < 100000 && rose < 0; i++) {
+		now += UINT64_C(1) << 40;
+		rel(&d, &c[0], UINT64_MAX, now);
+		if (c[0].cap.credit > last)
+			rose = i;
+		last = c[0].cap.credit;
+	}
+	CHECK(rose < 0 && last < 0,
+	      "A's credit rose at report %d, to %" PRId64, rose, last);
+	clients_down(&d, c, 2, now);
 }
 
 /*
@@ -2423,6 +2544,8 @@ static const struct tap_test tests[] = {
 	{ "1000 clients: all served, shares by weight", t_thousand },
 	{ "GPU time: each grant charged max(held, reported), once", t_gpu_time },
 	{ "sums of reports saturate, never wrap", t_sums_saturate },
+	{ "reports stay within the wall time: the floor stays", t_reports_within_wall },
+	{ "a capped client's debt saturates, never wraps", t_cap_debt_saturates },
 	{ "new knobs withdraw a yield request that lost its reason", t_yield_rechecked_by_params },
 	{ "randomized sequences keep the invariants", t_random },
 	{ "user-space rbtree: in order both ways, balanced, after random adds and erases", t_rbtree },
