@@ -600,6 +600,11 @@ static void on_accept(void)
 		return;
 	}
 	c->caps = peer_caps(c->cred.pid);
+	c->start = gs_proc_start(c->cred.pid);
+	/* Gone already (not merely hidden from us): no ATTACH for it. */
+	if (!c->start && c->cred.pid > 0 && kill(c->cred.pid, 0) &&
+	    errno == ESRCH)
+		c->start = ARB_START_GONE;
 	err = uid_get(&A.conn_uids, c->cred.uid, A.conn_limit, c->cred.uid == 0);
 	if (!err && c->cred.uid && A.users_limit && A.users_conns >= A.users_limit) {
 		uid_put(&A.conn_uids, c->cred.uid);

@@ -49,10 +49,20 @@ struct ctl_out {
 	uint64_t last_id;		/* last client id sent */
 };
 
+/* arb_client.start of a peer that exited before it was accepted. */
+#define ARB_START_GONE	UINT64_MAX
+
 struct arb_client {
 	struct arb_client *next, *prev;	/* all clients */
 	int fd;
 	struct ucred cred;
+	/*
+	 * When the peer's process started, read as it connected (0: not
+	 * visible to us; ARB_START_GONE: exited by then): ATTACH looks at
+	 * /proc/PID for the rules, and only while the same process has that
+	 * pid (gs_proc_start()).
+	 */
+	uint64_t start;
 	/*
 	 * The peer's effective capabilities when it connected, where they
 	 * count: in our user namespace (peer_caps()); none in another.

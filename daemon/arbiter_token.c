@@ -292,6 +292,12 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 		err = -EBUSY;
 	if (!err && c->ctl)
 		err = -EISCONN;	/* a control connection is not a client */
+	/*
+	 * The process that connected has gone, and its pid may be another's
+	 * now: the rules would judge that one by its groups and cgroup.
+	 */
+	if (!err && c->start && gs_proc_start(c->cred.pid) != c->start)
+		err = -ESRCH;
 	if (err)
 		goto out;
 	d = dev_get(a->uuid, &err);

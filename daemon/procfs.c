@@ -223,6 +223,28 @@ void gs_proc_identify(pid_t pid, char comm[GS_COMM_LEN], uint64_t *cgroup_id)
 	gs_proc_release(&p);
 }
 
+uint64_t gs_proc_start(pid_t pid)
+{
+	unsigned long long start = 0;
+	struct gs_proc p;
+	char *buf, *s;
+	int field;
+
+	gs_proc_init(&p, pid, 0, 0, NULL);
+	buf = read_proc(&p, "stat", 4096, NULL);
+	/* The command in parentheses may hold anything: fields follow the last ')'. */
+	s = buf ? strrchr(buf, ')') : NULL;
+	/* From the state (field 3) to the start time (field 22). */
+	for (field = 2; s && field < 22; field++) {
+		s = strchr(s + 1, ' ');
+		if (s && field == 21 && sscanf(s + 1, "%llu", &start) != 1)
+			start = 0;
+	}
+	free(buf);
+	gs_proc_release(&p);
+	return start;
+}
+
 int gs_rules_classify(const struct gs_policy *pol, pid_t pid, uid_t uid,
 		      gid_t gid, struct gpusched_params *out,
 		      const char **rule)

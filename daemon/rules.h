@@ -70,6 +70,16 @@ const struct gs_rule *gs_rules_match(const struct gs_policy *pol,
  */
 void gs_proc_identify(pid_t pid, char comm[GS_COMM_LEN], uint64_t *cgroup_id);
 
+/**
+ * gs_proc_start() - when a process started, from /proc/PID/stat
+ * @pid: the process
+ *
+ * Return: its start time in clock ticks after boot, which tells a process
+ * from a later one given the same pid; 0 if it cannot be read (gone, or
+ * not in our pid namespace).
+ */
+uint64_t gs_proc_start(pid_t pid);
+
 /*
  * procfs.c: for a token service that learns of a new client (the arbiter, from
  * SO_PEERCRED): the parameters that the first matching rule sets, in

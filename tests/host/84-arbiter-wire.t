@@ -5,7 +5,10 @@
 # 0 was taken for the end of the connection, which was closed). An
 # ACQUIRE with a timeout past the clock's end waits as the module's does
 # (before the fix now + timeout_ns wrapped, and it got ETIMEDOUT at once);
-# a short timeout still times out.
+# a short timeout still times out. An ATTACH whose connecting process has
+# gone, sent by a child that kept the connection, is refused (ESRCH):
+# before the fix it was taken, and the rules judged whatever process had
+# that pid by then.
 l=$(dirname "$0")/lib.sh; [ -r "$l" ] || l=/usr/lib/gpusched/lib.sh; . "$l"
 
 [ "$BACKEND" = arbiter ] || { echo "1..0 # SKIP the arbiter's own test"; exit 0; }
@@ -55,11 +58,45 @@ def empty():
     request(c, GET_INFO_IOC)
     out["client_after"] = answer(c)
 
-for part in (timeouts, empty):
+def orphan():
+    # A connection whose process has gone (reaped: /proc has no such pid),
+    # kept by its child: ATTACH is refused. The child's own is not.
+    r, w = os.pipe()
+    c1 = os.fork()
+    if c1 == 0:
+        os.close(r)
+        s = conn(path)
+        request(s, GET_INFO_IOC)  # answered: accepted while we live
+        answer(s)
+        parent = os.getpid()
+        if os.fork() == 0:
+            end = time.monotonic() + 5
+            while time.monotonic() < end:
+                try:
+                    os.kill(parent, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.01)
+            try:
+                res = [attach_on(s, uuid)]
+                res.append(attach_on(conn(path), uuid))
+                os.write(w, ("%d %d" % tuple(res)).encode())
+            except Exception as e:  # told as the part's error
+                os.write(w, type(e).__name__.encode())
+            os._exit(0)
+        os._exit(0)
+    os.close(w)
+    os.waitpid(c1, 0)
+    res = os.read(r, 64).decode().split()
+    if len(res) != 2:
+        raise RuntimeError("the child: %s" % res)
+    out["orphan_attach"], out["own_attach"] = res
+
+for part in (timeouts, empty, orphan):
     try:
         part()
     except Exception as e:  # a connection closed: how far it got
-        out[part.__name__ + "_error"] = type(e).__name__
+        out[part.__name__ + "_error"] = "%s(%s)" % (type(e).__name__, e)
 print(" ".join("%s=%s" % kv for kv in out.items()))
 PY
 ARBWIRE_DIR=$(dirname "$0") python3 "$T/wire.py" >"$T/wire.out" 2>"$T/wire.err"
@@ -80,6 +117,8 @@ check "not at once" [ "${short_ms:-0}" -ge 90 ]
 check "an empty message gets EPROTO" has empty=-71
 check "and the connection stays" has after=0
 check "on a client's connection too" has client_attach=0 empty_client=-71 client_after=0
+check "an ATTACH whose connecting process has gone gets ESRCH" has orphan_attach=-3
+check "one from the process that connected is taken" has own_attach=0
 check "the arbiter is still running" kill -0 "$ARB_PID"
 # Made 0666 by bind() itself: no chmod() after it, which would follow a
 # link swapped in for the socket.
