@@ -97,9 +97,9 @@ static void revoked(void *arg, struct gs_pol_client *pc)
 	struct arb_client *c = to_client(pc);
 	struct arb_dev *d = arg;
 
-	gs_log(LOG_WARNING, "gpu%u: pid %d did not yield within %llu us: revoked",
-	       d->index, (int)c->cred.pid,
-	       (unsigned long long)(d->pol.p.grace_ns / 1000));
+	gs_log_limited(LOG_WARNING, "gpu%u: pid %d did not yield within %llu us: revoked",
+		       d->index, (int)c->cred.pid,
+		       (unsigned long long)(d->pol.p.grace_ns / 1000));
 	A.st.events[2]++;
 	ctl_event(GPUSCHED_CTL_EV_OVERRUN, c);
 }

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dlog.h"
@@ -23,7 +24,7 @@ bool gs_log_enabled(int prio)
 	return prio <= log_max;
 }
 
-void gs_log(int prio, const char *fmt, ...)
+static void log_line(int prio, const char *line)
 {
 	static const char *const words[] = {
 		[LOG_EMERG] = "emergency: ", [LOG_ALERT] = "alert: ",
@@ -31,14 +32,6 @@ void gs_log(int prio, const char *fmt, ...)
 		[LOG_WARNING] = "warning: ", [LOG_NOTICE] = "",
 		[LOG_INFO] = "", [LOG_DEBUG] = "debug: ",
 	};
-	char line[2048];
-	va_list ap;
-
-	if (!gs_log_enabled(prio))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	/*
 	 * One fprintf() per line: glibc writes a line to unbuffered stderr
 	 * in one write(), so journald never sees half a line.
@@ -47,4 +40,55 @@ void gs_log(int prio, const char *fmt, ...)
 		fprintf(stderr, "<%d>%s\n", prio & 7, line);
 	else
 		fprintf(stderr, "%s: %s%s\n", log_prog, words[prio & 7], line);
+}
+
+void gs_log(int prio, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (!gs_log_enabled(prio))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_line(prio, line);
+}
+
+bool gs_log_allow(struct gs_log_rl *rl, uint64_t now, unsigned int *missed)
+{
+	*missed = 0;
+	if (!rl->start || now - rl->start >= GS_LOG_INTERVAL_NS) {
+		rl->start = now ? now : 1;
+		rl->printed = 0;
+	}
+	if (rl->printed >= GS_LOG_BURST) {
+		rl->missed++;
+		return false;
+	}
+	rl->printed++;
+	*missed = rl->missed;
+	rl->missed = 0;
+	return true;
+}
+
+void gs_log_rl_(struct gs_log_rl *rl, int prio, const char *fmt, ...)
+{
+	struct timespec ts;
+	unsigned int missed;
+	char line[2048];
+	va_list ap;
+
+	if (!gs_log_enabled(prio))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!gs_log_allow(rl, (uint64_t)ts.tv_sec * 1000000000ull +
+			  (uint64_t)ts.tv_nsec, &missed))
+		return;
+	if (missed)
+		gs_log(prio, "%u lines like the next held back", missed);
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_line(prio, line);
 }

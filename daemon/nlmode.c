@@ -609,9 +609,9 @@ static void on_event(void *arg, enum gs_nl_event_kind kind,
 		break;
 	case GS_NL_EV_OVERRUN:
 		D.st.events[2]++;
-		gs_log(LOG_WARNING, "gpu%u: pid %u (%s) uid %u did not yield within the grace time: token revoked (%llu overruns for this client)",
-		       c->gpu, c->pid, c->comm, c->uid,
-		       (unsigned long long)c->overruns);
+		gs_log_limited(LOG_WARNING, "gpu%u: pid %u (%s) uid %u did not yield within the grace time: token revoked (%llu overruns for this client)",
+			       c->gpu, c->pid, c->comm, c->uid,
+			       (unsigned long long)c->overruns);
 		break;
 	case GS_NL_EV_LOST:
 		D.st.lost++;

@@ -232,9 +232,11 @@ uint64_t gs_proc_start(pid_t pid)
 
 	gs_proc_init(&p, pid, 0, 0, NULL);
 	buf = read_proc(&p, "stat", 4096, NULL);
-	/* The command in parentheses may hold anything: fields follow the last ')'. */
+	/*
+	 * The command in parentheses may hold anything: the fields follow
+	 * the last ')', from the state (field 3) to the start time (22).
+	 */
 	s = buf ? strrchr(buf, ')') : NULL;
-	/* From the state (field 3) to the start time (field 22). */
 	for (field = 2; s && field < 22; field++) {
 		s = strchr(s + 1, ' ');
 		if (s && field == 21 && sscanf(s + 1, "%llu", &start) != 1)

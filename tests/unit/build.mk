@@ -125,3 +125,18 @@ $(B)/tests/unit/test_gate-san: $(UNIT_GATE_DEPS)
 	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Ilibgpusched -o $@ tests/unit/test_gate.c
 
 USER_TARGETS += $(B)/tests/unit/test_gate $(B)/tests/unit/test_gate-san
+
+# The daemon's limit on repeated log lines (daemon/dlog.c), the same two
+# ways; tests/unit/dlog.t runs both.
+UNIT_DLOG_SRCS := tests/unit/test_dlog.c daemon/dlog.c
+UNIT_DLOG_DEPS := $(UNIT_DLOG_SRCS) tests/unit/tap.h daemon/dlog.h
+
+$(B)/tests/unit/test_dlog: $(UNIT_DLOG_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Idaemon -o $@ $(UNIT_DLOG_SRCS)
+
+$(B)/tests/unit/test_dlog-san: $(UNIT_DLOG_DEPS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) $(UNIT_SAN_CFLAGS) -Idaemon -o $@ $(UNIT_DLOG_SRCS)
+
+USER_TARGETS += $(B)/tests/unit/test_dlog $(B)/tests/unit/test_dlog-san
