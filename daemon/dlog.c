@@ -24,7 +24,8 @@ bool gs_log_enabled(int prio)
 	return prio <= log_max;
 }
 
-static void log_line(int prio, const char *line)
+/* Format and write one line; the caller has checked gs_log_enabled(). */
+static void log_v(int prio, const char *fmt, va_list ap)
 {
 	static const char *const words[] = {
 		[LOG_EMERG] = "emergency: ", [LOG_ALERT] = "alert: ",
@@ -32,6 +33,9 @@ static void log_line(int prio, const char *line)
 		[LOG_WARNING] = "warning: ", [LOG_NOTICE] = "",
 		[LOG_INFO] = "", [LOG_DEBUG] = "debug: ",
 	};
+	char line[2048];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
 	/*
 	 * One fprintf() per line: glibc writes a line to unbuffered stderr
 	 * in one write(), so journald never sees half a line.
@@ -44,15 +48,13 @@ static void log_line(int prio, const char *line)
 
 void gs_log(int prio, const char *fmt, ...)
 {
-	char line[2048];
 	va_list ap;
 
 	if (!gs_log_enabled(prio))
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	log_v(prio, fmt, ap);
 	va_end(ap);
-	log_line(prio, line);
 }
 
 bool gs_log_allow(struct gs_log_rl *rl, uint64_t now, unsigned int *missed)
@@ -76,7 +78,6 @@ void gs_log_rl_(struct gs_log_rl *rl, int prio, const char *fmt, ...)
 {
 	struct timespec ts;
 	unsigned int missed;
-	char line[2048];
 	va_list ap;
 
 	if (!gs_log_enabled(prio))
@@ -88,7 +89,6 @@ void gs_log_rl_(struct gs_log_rl *rl, int prio, const char *fmt, ...)
 	if (missed)
 		gs_log(prio, "%u lines like the next held back", missed);
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	log_v(prio, fmt, ap);
 	va_end(ap);
-	log_line(prio, line);
 }

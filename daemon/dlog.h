@@ -18,11 +18,10 @@ void gs_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 bool gs_log_enabled(int prio);
 
 /*
- * A line a client can make us write again and again (a revocation, a
- * connection refused) is let through GS_LOG_BURST times an interval of
- * GS_LOG_INTERVAL_NS at its call site, as the module's
- * pr_warn_ratelimited() lines are: a log that fills stops the daemon's
- * writes, and a flood hides every other line.
+ * A line a client can make us write again and again (a revocation) is let
+ * through GS_LOG_BURST times an interval of GS_LOG_INTERVAL_NS at its call
+ * site, as the module's pr_warn_ratelimited() lines are: a log that fills
+ * stops the daemon's writes, and a flood hides every other line.
  */
 #define GS_LOG_BURST		10
 #define GS_LOG_INTERVAL_NS	5000000000ull
