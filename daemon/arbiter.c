@@ -341,20 +341,27 @@ static bool hung_up(int fd)
 
 void on_request(struct arb_client *c)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-	} cbuf;
 	struct gpusched_wire_req *req = &in_msg.req;
 	struct iovec iov = { .iov_base = in_msg.buf, .iov_len = sizeof(in_msg.buf) };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf.buf, .msg_controllen = sizeof(cbuf.buf),
-	};
-	struct cmsghdr *cm;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct msghdr peek = { 0 };
 	ssize_t n;
 
-	n = recvmsg(c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	/*
+	 * Nobody is meant to send us descriptors, and reading a message that
+	 * carries some would make us their last holder (arbiter_closer.c):
+	 * such a message stays on the queue and the connection is closed. A
+	 * peek with no room for them tells (MSG_CTRUNC), and drops only
+	 * references of its own.
+	 */
+	n = recvmsg(c->fd, &peek, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n >= 0 && (peek.msg_flags & MSG_CTRUNC)) {
+		client_close(c, "sent descriptors");
+		return;
+	}
+	n = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	/* 0 is the end, or an empty message: a request of the wrong size. */
@@ -363,16 +370,6 @@ void on_request(struct arb_client *c)
 		return;
 	}
 	c->idle_deadline = 0;
-	/* Nobody is meant to send us descriptors: do not keep them. */
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int *fds = (int *)CMSG_DATA(cm);
-			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-			for (size_t i = 0; i < k; i++)
-				close(fds[i]);
-		}
-	}
 	if (!c->owner && (size_t)n >= sizeof(in_msg.hdr.magic) &&
 	    in_msg.hdr.magic == GPUSCHED_CTL_MAGIC) {
 		ctl_request(c, in_msg.buf, (size_t)n, msg.msg_flags & MSG_TRUNC);
@@ -440,15 +437,36 @@ void client_reap(struct arb_client *c)
 		munmap(c->page, GPUSCHED_STATUS_SIZE);
 		c->page = NULL;
 	}
-	uid_put(&A.conn_uids, c->cred.uid);
-	if (c->cred.uid)
-		A.users_conns--;
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	A.nr_clients--;
-	close(c->fd);
-	accept_pause(false);	/* a descriptor is free again */
+	closer_put(c);
+}
+
+void conn_release(struct arb_client *c)
+{
+	uid_put(&A.conn_uids, c->cred.uid);
+	if (c->cred.uid)
+		A.users_conns--;
 	free(c);
+	accept_pause(false);	/* a descriptor is free again */
+}
+
+/*
+ * Close a connection that was not taken (@c not on A.clients): it counts
+ * against its user until its descriptor is closed, as every connection
+ * does (arbiter_closer.c), beyond the limit it was refused for.
+ */
+static void conn_drop(struct arb_client *c)
+{
+	if (uid_get(&A.conn_uids, c->cred.uid, 0, true)) {
+		close(c->fd);	/* out of memory */
+		free(c);
+		return;
+	}
+	if (c->cred.uid)
+		A.users_conns++;
+	closer_put(c);
 }
 
 void reap_closed(void)
@@ -612,16 +630,14 @@ static void on_accept(void)
 	}
 	if (err) {
 		conn_refuse(c, err);
-		close(fd);
-		free(c);
+		conn_drop(c);
 		return;
 	}
 	ev.data.ptr = c;
 	if (epoll_ctl(A.epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		uid_put(&A.conn_uids, c->cred.uid);
-		close(fd);
-		free(c);
+		conn_drop(c);
 		return;
 	}
 	if (c->cred.uid)
@@ -686,7 +702,7 @@ int arbiter_run(const struct arb_options *o)
 	A.o = o;
 	gs_log_init("gpuschedd", o->verbose ? LOG_DEBUG : LOG_INFO);
 	A.started_ns = now_ns();
-	A.lfd = A.sfd = A.tfd = A.epfd = -1;
+	A.lfd = A.sfd = A.tfd = A.epfd = A.cfd = -1;
 	raise_nofile();
 	A.conn_limit = conn_limit();	/* after raise_nofile() */
 	A.users_limit = users_limit();
@@ -709,13 +725,17 @@ int arbiter_run(const struct arb_options *o)
 		gs_log(LOG_ERR, "setup: %s", strerror(errno));
 		goto out;
 	}
+	A.cfd = closer_start();	/* after sigprocmask(): signals blocked there too */
+	if (A.cfd < 0)
+		goto out;
 	if (policy_load(false))
 		goto out;
 	if (o->rt_priority && set_rt(o->rt_priority))
 		goto out;
 	if (listen_socket(o->socket_path))
 		goto out;
-	if (add_fd(A.lfd, &A.lfd) || add_fd(A.sfd, &A.sfd) || add_fd(A.tfd, &A.tfd)) {
+	if (add_fd(A.lfd, &A.lfd) || add_fd(A.sfd, &A.sfd) || add_fd(A.tfd, &A.tfd) ||
+	    add_fd(A.cfd, &A.cfd)) {
 		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		goto out_unlink;
 	}
@@ -768,6 +788,8 @@ int arbiter_run(const struct arb_options *o)
 				on_accept();
 			} else if (p == &A.tfd) {
 				on_timer();
+			} else if (p == &A.cfd) {
+				closer_reap();
 			} else if (p == &A.metrics) {
 				gs_metrics_dispatch(A.metrics);
 			} else if (p == &A.sfd) {
@@ -812,6 +834,7 @@ out_unlink:
 	reap_closed();
 	unlink_ours(o->socket_path);
 out:
+	closer_stop();
 	gs_metrics_close(A.metrics);
 	A.metrics = NULL;
 	free(A.rule_hits);

@@ -4,7 +4,8 @@
  * event loop, connections, the policy file), arbiter_token.c (the token
  * served to clients: the ioctl contract of kmod/uapi/linux/gpusched.h),
  * arbiter_ctl.c (gpuschedctl's control protocol, gpusched_ctl.h, and the
- * metrics page) and arbiter_socket.c (the listening socket's file).
+ * metrics page), arbiter_socket.c (the listening socket's file) and
+ * arbiter_closer.c (the thread that closes connections).
  */
 #ifndef GSD_ARBITER_INT_H
 #define GSD_ARBITER_INT_H
@@ -74,7 +75,7 @@ struct arb_client {
 	 * event batch, so that no caller's walk or pointer goes stale.
 	 */
 	bool closed;
-	struct arb_client *close_next;	/* on A.closing */
+	struct arb_client *close_next;	/* on A.closing, then the closer's lists */
 	char why[64];			/* why it was closed, for the log */
 	uint64_t idle_deadline;		/* closed if no request by then; 0: one came */
 	struct arb_dev *dev;		/* NULL until ATTACH */
@@ -108,6 +109,7 @@ struct arb_client {
 struct arb_state {
 	const struct arb_options *o;
 	int epfd, lfd, sfd, tfd;
+	int cfd;			/* arbiter_closer.c's eventfd, for epoll */
 	struct arb_dev *devs;
 	unsigned int nr_devs;
 	struct arb_client clients;	/* list head */
@@ -135,7 +137,8 @@ struct arb_state {
 
 /*
  * The arbiter's one state, defined in arbiter.c. One thread, the event
- * loop, reads and writes it: no lock.
+ * loop, reads and writes it: no lock. A client handed to closer_put() is
+ * the closing thread's until closer_reap() gives it back.
  */
 extern struct arb_state A;
 
@@ -158,6 +161,26 @@ void watch_update(struct arb_client *c);
  * only marks @c; reap_closed() does the rest.
  */
 void client_close(struct arb_client *c, const char *why);
+/*
+ * Free @c, whose descriptor arbiter_closer.c has closed, and the
+ * connection it counted against its user.
+ */
+void conn_release(struct arb_client *c);
+
+/*
+ * arbiter_closer.c: connections closed by a thread of their own. The
+ * event loop calls all four; closer_start() returns the descriptor that
+ * becomes readable when connections were closed (then closer_reap()).
+ */
+int closer_start(void);
+/*
+ * Close @c's descriptor, then have closer_reap() conn_release() it; at
+ * once, without closer_start().
+ */
+void closer_put(struct arb_client *c);
+void closer_reap(void);
+/* At exit: wait a little for the closes under way, and free what they left. */
+void closer_stop(void);
 /*
  * Take down the clients closed during this batch of events: a closed
  * file, as the module releases it. Only the event loop calls it, between

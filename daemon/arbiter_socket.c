@@ -13,6 +13,11 @@
 
 #include "arbiter_int.h"
 
+#if !defined(SO_PASSRIGHTS) && !defined(__alpha__) && !defined(__hppa__) && \
+	!defined(__mips__) && !defined(__sparc__)
+#define SO_PASSRIGHTS	83	/* asm-generic/socket.h's, Linux 6.16 */
+#endif
+
 /*
  * A socket file with no listener is left over from an arbiter that died:
  * replace it. One that answers belongs to a live arbiter: refuse.
@@ -75,6 +80,25 @@ static int make_dir(const char *path)
 	return 0;
 }
 
+/*
+ * Nobody is meant to send us descriptors: with SO_PASSRIGHTS off, a
+ * message that carries some is refused at sendmsg() (EPERM) on the
+ * connections that accept() gives. Older kernels do not know the option
+ * (ENOPROTOOPT); arbiter_closer.c says what keeps us safe there.
+ */
+static void refuse_rights(int fd)
+{
+#ifdef SO_PASSRIGHTS
+	int off = 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off)) &&
+	    errno != ENOPROTOOPT)
+		gs_log(LOG_WARNING, "SO_PASSRIGHTS: %s", strerror(errno));
+#else
+	(void)fd;
+#endif
+}
+
 int listen_socket(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -94,6 +118,7 @@ int listen_socket(const char *path)
 		gs_log(LOG_ERR, "socket: %s", strerror(errno));
 		return -1;
 	}
+	refuse_rights(A.lfd);
 	/*
 	 * Any local user may connect, as anyone may open /dev/gpusched: the
 	 * socket is made 0666 by bind() itself. A chmod() after it would
