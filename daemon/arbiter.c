@@ -84,7 +84,7 @@ void watch_update(struct arb_client *c)
 
 	if (c->closed)
 		return;	/* out of the epoll set */
-	if (!c->parked && !c->out.active)
+	if (!c->parked && !c->out.active && !c->attach_held)
 		ev.events |= EPOLLIN;
 	if (c->out.active || c->ev_lost)
 		ev.events |= EPOLLOUT;
@@ -121,6 +121,8 @@ static void rearm(void)
 			next = c->deadline;
 		if (c->idle_deadline && c->idle_deadline < next)
 			next = c->idle_deadline;
+		if (c->attach_held && c->attach_deadline < next)
+			next = c->attach_deadline;
 	}
 	/* A metrics connection that times out. */
 	if (A.metrics) {
@@ -160,6 +162,13 @@ void on_timer(void)
 			       (int)c->cred.pid, (int)c->cred.uid,
 			       FIRST_REQUEST_NS / 1000000000ull);
 			client_close(c, NULL);
+			continue;
+		}
+		if (c->attach_held && c->attach_deadline <= now) {
+			gs_log_limited(LOG_WARNING, "gpu%u: pid %d: its environment was not read within %llu ms: attached without its label",
+				       c->dev->index, (int)c->cred.pid,
+				       LABEL_WAIT_NS / 1000000ull);
+			attach_answer(c);
 			continue;
 		}
 		if (c->parked && c->deadline && c->deadline <= now &&
@@ -222,6 +231,7 @@ static void client_apply_rule(struct arb_client *c)
 
 	if (!A.pol || !c->dev ||
 	    gs_rules_classify(A.pol, c->cred.pid, c->cred.uid, c->cred.gid,
+			      c->label_state == ARB_LABEL_READ ? c->label : NULL,
 			      &p, &rule) != 1)
 		return;
 	for (size_t i = 0; i < A.pol->nr_rules; i++)
@@ -285,12 +295,57 @@ static void client_admit(struct arb_client *c)
 		       c->dev->index, (int)c->cred.pid);
 }
 
+/* Does a rule of the policy look at labels? */
+static bool rules_want_label(void)
+{
+	for (size_t i = 0; A.pol && i < A.pol->nr_rules; i++)
+		if (A.pol->rules[i].match[GS_MATCH_LABEL].n)
+			return true;
+	return false;
+}
+
+bool client_label_due(struct arb_client *c)
+{
+	if (rules_want_label())
+		label_want(c);
+	return c->label_state == ARB_LABEL_READING;
+}
+
 void client_apply_policy(struct arb_client *c)
 {
 	if (!c->dev)
 		return;
+	/* Its label, when a rule needs it, comes later: label_got(). */
+	client_label_due(c);
 	client_apply_rule(c);
 	client_admit(c);
+}
+
+void label_got(uint64_t id, const char *label)
+{
+	struct arb_client *c;
+
+	for (c = A.clients.next; c != &A.clients; c = c->next)
+		if (c->id == id && c->dev)
+			break;
+	if (c == &A.clients || c->closed || c->label_state != ARB_LABEL_READING)
+		return;
+	c->label_state = label ? ARB_LABEL_READ : ARB_LABEL_NONE;
+	snprintf(c->label, sizeof(c->label), "%s", label ? label : "");
+	if (c->attach_held)
+		attach_answer(c);
+	else if (label)
+		client_apply_policy(c);	/* after LABEL_WAIT_NS: as a reload */
+}
+
+void attach_answer(struct arb_client *c)
+{
+	c->attach_held = false;
+	client_apply_policy(c);
+	reply(c, 0, &c->held_att, sizeof(c->held_att), c->held_memfd);
+	close(c->held_memfd);
+	c->held_memfd = -1;
+	watch_update(c);
 }
 
 /*
@@ -432,6 +487,10 @@ void client_reap(struct arb_client *c)
 		/* May grant, and a failed reply close another: A.closing. */
 		apply(d, &fx, now);
 	}
+	if (c->attach_held)
+		close(c->held_memfd);
+	if (c->label_state == ARB_LABEL_READING)
+		label_forget(c->id);
 	if (c->page) {
 		c->pol.page = NULL;	/* the policy's pointer to it too */
 		munmap(c->page, GPUSCHED_STATUS_SIZE);
@@ -702,7 +761,7 @@ int arbiter_run(const struct arb_options *o)
 	A.o = o;
 	gs_log_init("gpuschedd", o->verbose ? LOG_DEBUG : LOG_INFO);
 	A.started_ns = now_ns();
-	A.lfd = A.sfd = A.tfd = A.epfd = A.cfd = -1;
+	A.lfd = A.sfd = A.tfd = A.epfd = A.cfd = A.lblfd = -1;
 	raise_nofile();
 	A.conn_limit = conn_limit();	/* after raise_nofile() */
 	A.users_limit = users_limit();
@@ -725,8 +784,10 @@ int arbiter_run(const struct arb_options *o)
 		gs_log(LOG_ERR, "setup: %s", strerror(errno));
 		goto out;
 	}
-	A.cfd = closer_start();	/* after sigprocmask(): signals blocked there too */
-	if (A.cfd < 0)
+	/* After sigprocmask(): the threads' signals are blocked too. */
+	A.cfd = closer_start();
+	A.lblfd = label_init();
+	if (A.cfd < 0 || A.lblfd < 0)
 		goto out;
 	if (policy_load(false))
 		goto out;
@@ -735,7 +796,7 @@ int arbiter_run(const struct arb_options *o)
 	if (listen_socket(o->socket_path))
 		goto out;
 	if (add_fd(A.lfd, &A.lfd) || add_fd(A.sfd, &A.sfd) || add_fd(A.tfd, &A.tfd) ||
-	    add_fd(A.cfd, &A.cfd)) {
+	    add_fd(A.cfd, &A.cfd) || add_fd(A.lblfd, &A.lblfd)) {
 		gs_log(LOG_ERR, "epoll_ctl: %s", strerror(errno));
 		goto out_unlink;
 	}
@@ -790,6 +851,8 @@ int arbiter_run(const struct arb_options *o)
 				on_timer();
 			} else if (p == &A.cfd) {
 				closer_reap();
+			} else if (p == &A.lblfd) {
+				label_reap();
 			} else if (p == &A.metrics) {
 				gs_metrics_dispatch(A.metrics);
 			} else if (p == &A.sfd) {

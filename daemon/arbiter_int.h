@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "policy.h"
 #include "policyfile.h"
+#include "rules.h"
 
 struct arb_client;
 
@@ -49,6 +50,18 @@ struct ctl_out {
 	uint32_t gpu;			/* next GPU index to list */
 	uint64_t last_id;		/* last client id sent */
 };
+
+/* A client's GPUSCHED_LABEL, for the rules (arbiter_label.c). */
+enum arb_label {
+	ARB_LABEL_UNREAD,		/* no rule looked at labels yet */
+	ARB_LABEL_READING,
+	ARB_LABEL_READ,			/* in label */
+	ARB_LABEL_NONE,			/* it has none, or it cannot be read */
+};
+
+/* An ATTACH waits this long for its label: a read takes microseconds
+ * unless the process makes it block. */
+#define LABEL_WAIT_NS		(50 * 1000000ull)
 
 /* arb_client.start of a peer that exited before it was accepted. */
 #define ARB_START_GONE	UINT64_MAX
@@ -97,6 +110,17 @@ struct arb_client {
 	bool has_cookie;
 	struct arb_client *chan;
 	struct arb_client *owner;
+	enum arb_label label_state;
+	char label[GS_LABEL_LEN];
+	/*
+	 * An ATTACH whose rules wait for the label (arbiter_label.c): its
+	 * reply and status page's memfd, sent by attach_answer() once the
+	 * label is read or at attach_deadline.
+	 */
+	bool attach_held;
+	uint64_t attach_deadline;
+	struct gpusched_wire_attached held_att;
+	int held_memfd;
 	/* mem_admission's decision, made at its first policy (UNSET: not yet) */
 	enum gs_mem_admit admit;
 	/* Control connections (gpuschedctl) */
@@ -110,6 +134,7 @@ struct arb_state {
 	const struct arb_options *o;
 	int epfd, lfd, sfd, tfd;
 	int cfd;			/* arbiter_closer.c's eventfd, for epoll */
+	int lblfd;			/* arbiter_label.c's */
 	struct arb_dev *devs;
 	unsigned int nr_devs;
 	struct arb_client clients;	/* list head */
@@ -181,6 +206,27 @@ void closer_put(struct arb_client *c);
 void closer_reap(void);
 /* At exit: wait a little for the closes under way, and free what they left. */
 void closer_stop(void);
+
+/*
+ * arbiter_label.c: labels read by threads of their own, for the event
+ * loop. label_init() returns the descriptor that becomes readable when
+ * reads ended (then label_reap(), which calls label_got() for each).
+ */
+int label_init(void);
+/* Read @c's label, unless it was read or is being read. */
+void label_want(struct arb_client *c);
+void label_reap(void);
+/* Client @id is gone: its read, if it waits in line, is not started. */
+void label_forget(uint64_t id);
+/* arbiter.c: client @id's label is @label (NULL: none). */
+void label_got(uint64_t id, const char *label);
+/*
+ * arbiter.c: is @c's label being read for the rules? Starts the read if
+ * a rule looks at labels and it was not read.
+ */
+bool client_label_due(struct arb_client *c);
+/* Apply @c's rules and send its held ATTACH reply. */
+void attach_answer(struct arb_client *c);
 /*
  * Take down the clients closed during this batch of events: a closed
  * file, as the module releases it. Only the event loop calls it, between

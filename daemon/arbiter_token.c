@@ -331,7 +331,6 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 	       (int)c->cred.pid, (int)c->cred.uid);
 	A.st.events[0]++;
 	ctl_event(GPUSCHED_CTL_EV_ATTACH, c);
-	client_apply_policy(c);
 	/* Without randomness, no memory channel: its calls wait in line. */
 	c->has_cookie = getrandom(c->cookie, sizeof(c->cookie), GRND_NONBLOCK) ==
 			sizeof(c->cookie);
@@ -339,6 +338,20 @@ static void cmd_attach(struct arb_client *c, const struct gpusched_attach *a)
 		att.id = c->id;
 		memcpy(att.cookie, c->cookie, sizeof(att.cookie));
 	}
+	/*
+	 * A rule looks at labels and @c's is being read: the rules wait for
+	 * it, and so does the reply (attach_answer()), so that they have
+	 * applied before the client allocates or asks for the GPU.
+	 */
+	if (client_label_due(c)) {
+		c->attach_held = true;
+		c->attach_deadline = now + LABEL_WAIT_NS;
+		c->held_att = att;
+		c->held_memfd = memfd;
+		watch_update(c);
+		return;
+	}
+	client_apply_policy(c);
 out:
 	reply(c, err, err ? NULL : &att, sizeof(att), memfd);
 	if (memfd >= 0)

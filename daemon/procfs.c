@@ -247,14 +247,32 @@ uint64_t gs_proc_start(pid_t pid)
 	return start;
 }
 
+bool gs_proc_label(pid_t pid, char *buf, size_t size)
+{
+	struct gs_proc p;
+	bool found;
+
+	gs_proc_init(&p, pid, 0, 0, NULL);
+	load_label(&p);
+	found = p.known & (1U << GS_MATCH_LABEL);
+	snprintf(buf, size, "%s", found ? p.label : "");
+	gs_proc_release(&p);
+	return found;
+}
+
 int gs_rules_classify(const struct gs_policy *pol, pid_t pid, uid_t uid,
-		      gid_t gid, struct gpusched_params *out,
+		      gid_t gid, const char *label, struct gpusched_params *out,
 		      const char **rule)
 {
 	const struct gs_rule *r;
 	struct gs_proc p;
 
 	gs_proc_init(&p, pid, uid, gid, NULL);
+	p.loaded |= 1U << GS_MATCH_LABEL;
+	if (label) {
+		snprintf(p.label, sizeof(p.label), "%s", label);
+		p.known |= 1U << GS_MATCH_LABEL;
+	}
 	r = gs_rules_match(pol, &p);
 	gs_proc_release(&p);
 	memset(out, 0, sizeof(*out));

@@ -19,6 +19,7 @@
 #include "policyfile.h"
 
 #define GS_LABEL_ENV	"GPUSCHED_LABEL"
+#define GS_LABEL_LEN	256		/* the label's bytes kept, with its NUL */
 /* A command name with its NUL, as the kernel keeps it (TASK_COMM_LEN). */
 #define GS_COMM_LEN	16
 
@@ -34,7 +35,7 @@ struct gs_proc {
 	size_t nr_groups;
 	char exe[PATH_MAX];		/* full path of the executable */
 	char cgroup[PATH_MAX];		/* cgroup v2 path */
-	char label[256];		/* GPUSCHED_LABEL */
+	char label[GS_LABEL_LEN];	/* GPUSCHED_LABEL */
 	/* Finds @kind's fact, sets its bit in known if found; NULL: none. */
 	void (*load)(struct gs_proc *p, enum gs_match_kind kind);
 };
@@ -84,11 +85,27 @@ uint64_t gs_proc_start(pid_t pid);
  * procfs.c: for a token service that learns of a new client (the arbiter, from
  * SO_PEERCRED): the parameters that the first matching rule sets, in
  * *@out (only the fields in out->mask are meaningful; apply them as a
- * privileged SET_PARAMS), and the rule's name in *@rule. Returns 1 if a
- * rule matched, 0 if none did (leave the client as it is).
+ * privileged SET_PARAMS), and the rule's name in *@rule. @label is the
+ * process's GPUSCHED_LABEL as read beforehand (gs_proc_label()), NULL if
+ * it has none or it is not known: the environment is not read here.
+ * Returns 1 if a rule matched, 0 if none did (leave the client as it is).
  */
 int gs_rules_classify(const struct gs_policy *pol, pid_t pid, uid_t uid,
-		      gid_t gid, struct gpusched_params *out,
+		      gid_t gid, const char *label, struct gpusched_params *out,
 		      const char **rule);
+
+/**
+ * gs_proc_label() - a process's GPUSCHED_LABEL, from /proc/PID/environ
+ * @pid: the process
+ * @buf: the label, NUL-terminated (truncated to fit)
+ * @size: the size of @buf
+ *
+ * The environment is the process's own memory, and reading it can block
+ * for as long as the process likes (it may map a FUSE file over it): call
+ * it where blocking stops nobody else.
+ *
+ * Return: true if the process has the variable.
+ */
+bool gs_proc_label(pid_t pid, char *buf, size_t size);
 
 #endif /* GSD_RULES_H */

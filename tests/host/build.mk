@@ -8,7 +8,7 @@
 GSHOST_DIR := $(B)/tests/host
 GSHOST_BINS := $(GSHOST_DIR)/gs-token-test $(GSHOST_DIR)/libgs-next.so \
 	$(GSHOST_DIR)/gs-mem-test $(GSHOST_DIR)/libgs-clock.so \
-	$(GSHOST_DIR)/libgs-nopassrights.so
+	$(GSHOST_DIR)/libgs-nopassrights.so $(GSHOST_DIR)/libgs-stall-environ.so
 GSHOST_TOKEN_OBJS := $(patsubst %,$(B)/libgpusched/%.o,token config backend_kmod backend_arbiter memsize diag)
 
 $(GSHOST_DIR)/gs-token-test: tests/host/gs-token-test.c $(GSHOST_TOKEN_OBJS) $(LIBGS_HDRS) \
@@ -35,6 +35,11 @@ $(GSHOST_DIR)/libgs-clock.so: tests/host/clock-preload.c
 
 # A kernel without SO_PASSRIGHTS, for the arbiter (83-arbiter-passfd.t).
 $(GSHOST_DIR)/libgs-nopassrights.so: tests/host/nopassrights-preload.c
+	$(Q)mkdir -p $(@D)
+	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+# An environment whose read blocks, for the arbiter (82-arbiter-label.t).
+$(GSHOST_DIR)/libgs-stall-environ.so: tests/host/stall-environ-preload.c
 	$(Q)mkdir -p $(@D)
 	$(call gs_msg,CCLD,$@)$(CC) $(USER_CFLAGS) -fPIC -shared -o $@ $< -ldl
 

@@ -536,7 +536,7 @@ static void test_matching(void)
 /* What /proc says about this process; the driver set our label. */
 static void test_proc_self(void)
 {
-	char text[2048], cg[1024] = "", line[1024], *exe, *base;
+	char text[2048], cg[1024] = "", line[1024], label[GS_LABEL_LEN], *exe, *base;
 	const char *rname;
 	struct gpusched_params out;
 	struct gs_policy *pol;
@@ -572,15 +572,24 @@ static void test_proc_self(void)
 	pol = parse(text);
 	if (!CHECK(pol, "parse: %s\n%s", err, text))
 		return;
-	CHECK(gs_rules_classify(pol, getpid(), getuid(), getgid(), &out, &rname) == 1,
+	CHECK(gs_proc_label(getpid(), label, sizeof(label)) &&
+	      !strcmp(label, LABEL_FROM_DRIVER), "our label: %s", label);
+	CHECK(!gs_proc_label(0x3fffffff, label, sizeof(label)) && !*label,
+	      "no label of a gone process");
+	CHECK(gs_rules_classify(pol, getpid(), getuid(), getgid(), LABEL_FROM_DRIVER,
+				&out, &rname) == 1,
 	      "no rule matched this process");
 	CHECK(rname && !strcmp(rname, "me"), "rule %s", rname ? rname : "(none)");
 	CHECK(out.mask == (GPUSCHED_PARAM_WEIGHT | GPUSCHED_PARAM_CLASS) &&
 	      out.weight == 3 && out.sched_class == GPUSCHED_CLASS_BATCH, "params");
+	/* Without the label given, the environment is not read: no label. */
+	CHECK(gs_rules_classify(pol, getpid(), getuid(), getgid(), NULL, &out,
+				&rname) == 0 && !rname, "label rules without a label");
 	/* A pid with no process: only uid/gid keys can match. */
-	CHECK(gs_rules_classify(pol, 0x3fffffff, getuid() + 1, 0, &out, &rname) == 1 &&
+	CHECK(gs_rules_classify(pol, 0x3fffffff, getuid() + 1, 0, NULL, &out,
+				&rname) == 1 &&
 	      !strcmp(rname, "wrong-user"), "gone process, by uid");
-	CHECK(gs_rules_classify(pol, 0x3fffffff, 12345, 0, &out, &rname) == 0 &&
+	CHECK(gs_rules_classify(pol, 0x3fffffff, 12345, 0, NULL, &out, &rname) == 0 &&
 	      !rname && !out.mask, "gone process, nothing");
 	gs_policy_free(pol);
 }
