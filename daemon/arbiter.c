@@ -407,14 +407,17 @@ void on_request(struct arb_client *c)
 	 * carries some would make us their last holder (arbiter_closer.c):
 	 * such a message stays on the queue and the connection is closed. A
 	 * peek with no room for them tells (MSG_CTRUNC), and drops only
-	 * references of its own.
+	 * references of its own. Where the kernel refuses them for us
+	 * (SO_PASSRIGHTS), none can come.
 	 */
-	n = recvmsg(c->fd, &peek, MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n >= 0 && (peek.msg_flags & MSG_CTRUNC)) {
-		client_close(c, "sent descriptors");
-		return;
+	if (!A.rights_refused) {
+		n = recvmsg(c->fd, &peek, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n >= 0 && (peek.msg_flags & MSG_CTRUNC)) {
+			client_close(c, "sent descriptors");
+			return;
+		}
 	}
 	n = recvmsg(c->fd, &msg, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))

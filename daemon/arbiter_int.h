@@ -151,6 +151,7 @@ struct arb_state {
 	dev_t sock_dev;
 	ino_t sock_ino;
 	bool accept_paused;		/* out of descriptors or memory */
+	bool rights_refused;		/* SO_PASSRIGHTS off: no descriptor comes */
 	uint64_t poll_until;		/* --poll-us: poll, not sleep, until */
 	uint64_t started_ns;		/* for the CPU time said at exit */
 	uint64_t accept_warned_ns;	/* when we last said so */

@@ -91,8 +91,9 @@ static void refuse_rights(int fd)
 #ifdef SO_PASSRIGHTS
 	int off = 0;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off)) &&
-	    errno != ENOPROTOOPT)
+	if (!setsockopt(fd, SOL_SOCKET, SO_PASSRIGHTS, &off, sizeof(off)))
+		A.rights_refused = true;
+	else if (errno != ENOPROTOOPT)
 		gs_log(LOG_WARNING, "SO_PASSRIGHTS: %s", strerror(errno));
 #else
 	(void)fd;
