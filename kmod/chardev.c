@@ -207,8 +207,11 @@ static int gs_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
-	/* A private copy would silently stop following the service. */
-	if (!(vma->vm_flags & VM_SHARED))
+	/*
+	 * A private copy would silently stop following the service. MAP_SHARED
+	 * sets VM_MAYSHARE; VM_SHARED is cleared for a file opened read-only.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	status = anon_inode_getfile("[gpusched-status]", &gs_status_fops, NULL,
 				    O_RDONLY);

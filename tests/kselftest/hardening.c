@@ -316,6 +316,24 @@ TEST_F(hardening, private_mapping_refused)
 		munmap(p, GPUSCHED_STATUS_SIZE);
 }
 
+/*
+ * A file opened read-only maps the page shared too (do_mmap() clears
+ * VM_SHARED there and keeps VM_MAYSHARE): refused with EINVAL before.
+ */
+TEST_F(hardening, readonly_file_maps_page)
+{
+	int fd = open("/dev/gpusched", O_RDONLY | O_CLOEXEC);
+	const struct gpusched_status *st;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, gs_attach(fd, GS_GPU_HARDENING));
+	st = gs_map_status(fd);
+	ASSERT_NE(NULL, st);
+	EXPECT_EQ(GPUSCHED_STATUS_VERSION, st->version);
+	gs_unmap_status(st);
+	close(fd);
+}
+
 /* close() releases the token even while the page is mapped. */
 TEST_F(hardening, close_with_page_mapped_releases)
 {
