@@ -484,9 +484,16 @@ void client_reap(struct arb_client *c)
 			d->last = c->dprev;
 		gs_pol_client_exit(&d->pol, &c->pol, now, &fx);
 		uid_put(&d->uids, c->cred.uid);
-		/* With a reason always; a plain close with --verbose. */
-		gs_log(c->why[0] ? LOG_INFO : LOG_DEBUG, "gpu%u: pid %d detached%s%s",
-		       d->index, (int)c->cred.pid, c->why[0] ? ": " : "", c->why);
+		/*
+		 * With a reason, limited (a client chooses to fail its replies,
+		 * and may attach again); a plain close with --verbose.
+		 */
+		if (c->why[0])
+			gs_log_limited(LOG_INFO, "gpu%u: pid %d detached: %s",
+				       d->index, (int)c->cred.pid, c->why);
+		else
+			gs_log(LOG_DEBUG, "gpu%u: pid %d detached", d->index,
+			       (int)c->cred.pid);
 		/* May grant, and a failed reply close another: A.closing. */
 		apply(d, &fx, now);
 	}
