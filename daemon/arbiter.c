@@ -39,6 +39,7 @@
 
 #include "arbiter_int.h"
 #include "gpusched_ctl.h"
+#include "labels.h"
 #include "policyfile.h"
 #include "policyload.h"
 #include "rules.h"
@@ -306,8 +307,10 @@ static bool rules_want_label(void)
 
 bool client_label_due(struct arb_client *c)
 {
-	if (rules_want_label())
-		label_want(c);
+	if (rules_want_label() && c->label_state == ARB_LABEL_UNREAD)
+		c->label_state = gs_labels_want(c->id, c->cred.pid, c->cred.uid,
+						c->start) ?
+				 ARB_LABEL_READING : ARB_LABEL_NONE;
 	return c->label_state == ARB_LABEL_READING;
 }
 
@@ -500,7 +503,7 @@ void client_reap(struct arb_client *c)
 	if (c->attach_held)
 		close(c->held_memfd);
 	if (c->label_state == ARB_LABEL_READING)
-		label_forget(c->id);
+		gs_labels_forget(c->id);
 	if (c->page) {
 		c->pol.page = NULL;	/* the policy's pointer to it too */
 		munmap(c->page, GPUSCHED_STATUS_SIZE);
@@ -796,7 +799,7 @@ int arbiter_run(const struct arb_options *o)
 	}
 	/* After sigprocmask(): the threads' signals are blocked too. */
 	A.cfd = closer_start();
-	A.lblfd = label_init();
+	A.lblfd = gs_labels_init();
 	if (A.cfd < 0 || A.lblfd < 0)
 		goto out;
 	if (policy_load(false))
@@ -862,7 +865,7 @@ int arbiter_run(const struct arb_options *o)
 			} else if (p == &A.cfd) {
 				closer_reap();
 			} else if (p == &A.lblfd) {
-				label_reap();
+				gs_labels_reap(label_got);
 			} else if (p == &A.metrics) {
 				gs_metrics_dispatch(A.metrics);
 			} else if (p == &A.sfd) {

@@ -5,7 +5,8 @@
  * served to clients: the ioctl contract of kmod/uapi/linux/gpusched.h),
  * arbiter_ctl.c (gpuschedctl's control protocol, gpusched_ctl.h, and the
  * metrics page), arbiter_socket.c (the listening socket's file) and
- * arbiter_closer.c (the thread that closes connections).
+ * arbiter_closer.c (the thread that closes connections); labels.c reads
+ * clients' labels for it.
  */
 #ifndef GSD_ARBITER_INT_H
 #define GSD_ARBITER_INT_H
@@ -51,7 +52,7 @@ struct ctl_out {
 	uint64_t last_id;		/* last client id sent */
 };
 
-/* A client's GPUSCHED_LABEL, for the rules (arbiter_label.c). */
+/* A client's GPUSCHED_LABEL, for the rules (labels.c). */
 enum arb_label {
 	ARB_LABEL_UNREAD,		/* no rule looked at labels yet */
 	ARB_LABEL_READING,
@@ -113,7 +114,7 @@ struct arb_client {
 	enum arb_label label_state;
 	char label[GS_LABEL_LEN];
 	/*
-	 * An ATTACH whose rules wait for the label (arbiter_label.c): its
+	 * An ATTACH whose rules wait for the label (labels.c): its
 	 * reply and status page's memfd, sent by attach_answer() once the
 	 * label is read or at attach_deadline.
 	 */
@@ -134,7 +135,7 @@ struct arb_state {
 	const struct arb_options *o;
 	int epfd, lfd, sfd, tfd;
 	int cfd;			/* arbiter_closer.c's eventfd, for epoll */
-	int lblfd;			/* arbiter_label.c's */
+	int lblfd;			/* labels.c's */
 	struct arb_dev *devs;
 	unsigned int nr_devs;
 	struct arb_client clients;	/* list head */
@@ -208,18 +209,7 @@ void closer_reap(void);
 /* At exit: wait a little for the closes under way, and free what they left. */
 void closer_stop(void);
 
-/*
- * arbiter_label.c: labels read by threads of their own, for the event
- * loop. label_init() returns the descriptor that becomes readable when
- * reads ended (then label_reap(), which calls label_got() for each).
- */
-int label_init(void);
-/* Read @c's label, unless it was read or is being read. */
-void label_want(struct arb_client *c);
-void label_reap(void);
-/* Client @id is gone: its read, if it waits in line, is not started. */
-void label_forget(uint64_t id);
-/* arbiter.c: client @id's label is @label (NULL: none). */
+/* arbiter.c: client @id's label is @label (NULL: none), from labels.c. */
 void label_got(uint64_t id, const char *label);
 /*
  * arbiter.c: is @c's label being read for the rules? Starts the read if

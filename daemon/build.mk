@@ -19,9 +19,9 @@ $(GSD_DIR)/policy.o $(GSD_DIR)/status.o $(GSD_DIR)/mem.o: $(GSD_DIR)/%.o: kmod/%
 	$(call gs_msg,CC,$@)$(CC) $(GSD_CFLAGS) -c -o $@ $<
 
 # The arbiter: the event loop, the token, the control protocol, the socket,
-# the threads that close connections and read labels.
+# the thread that closes connections.
 GSD_ARB_OBJS := $(addprefix $(GSD_DIR)/,arbiter.o arbiter_token.o arbiter_ctl.o \
-	arbiter_socket.o arbiter_closer.o arbiter_label.o policy.o status.o mem.o)
+	arbiter_socket.o arbiter_closer.o policy.o status.o mem.o)
 
 $(GSD_DIR)/gpuschedd: $(GSD_DIR)/gpuschedd.o $(GSD_ARB_OBJS)
 	$(call gs_msg,LD,$@)$(CC) $(CFLAGS) -pie -o $@ $^ $(GSD_LDLIBS)

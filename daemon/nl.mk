@@ -12,7 +12,7 @@ GSD_NL_LIBS := $(or $(shell pkg-config --libs $(GSD_NL_PKG) 2>/dev/null),-lnl-ge
 
 # The netlink mode's objects, linked into gpuschedd next to the arbiter.
 GSD_NL_OBJS := $(addprefix $(GSD_DIR)/,nlmode.o genl.o metrics.o rules.o procfs.o \
-	policyfile.o policyload.o knobs.o dlog.o nvml.o)
+	labels.o policyfile.o policyload.o knobs.o dlog.o nvml.o)
 # gpuschedctl: daemon/ctl/, one file per command, and what it shares with
 # the daemon.
 GSD_CTL_OBJS := $(addprefix $(GSD_DIR)/ctl/,main.o conn.o util.o rows.o status.o \
@@ -112,8 +112,10 @@ $(NL_PYZIP): tests/netlink/pyzip.py $(YNL_CLI) Documentation/netlink/specs/gpusc
 	$(call gs_msg,PYZIP,$@)$(NL_PYTHON) tests/netlink/pyzip.py \
 		$(YNL_DIR)/tools/net/ynl $@ Documentation/netlink/specs/gpusched.yaml >/dev/null
 
+# A preload that stalls reads of environments (nl-daemon), from tests/host/.
+NL_STALL_SHIM := $(B)/tests/host/libgs-stall-environ.so
 NL_VM_DEPS := $(NL_TEST_PROGS) $(NL_HELPER) $(NL_PYZIP) $(YNL_CLI) \
-	$(GSD_DIR)/gpuschedd $(GSD_DIR)/gpuschedctl
+	$(GSD_DIR)/gpuschedd $(GSD_DIR)/gpuschedctl $(NL_STALL_SHIM)
 vm-tests: $(NL_VM_DEPS)
 CHECK_TARGETS += $(NL_VM_DEPS)
 
@@ -121,6 +123,7 @@ VM_EXTRA += $(foreach p,$(NL_TEST_PROGS),$(p):/tests/$(notdir $(p))) \
 	tests/netlink/nl-ctrl.sh:/tests/nl-ctrl \
 	tests/netlink/nl-ynl.sh:/tests/nl-ynl \
 	$(NL_HELPER):/usr/libexec/gpusched-tests/gs-nl-helper \
+	$(NL_STALL_SHIM):/usr/lib/gpusched/libgs-stall-environ.so \
 	$(GSD_DIR)/gpuschedd:/usr/sbin/gpuschedd \
 	$(GSD_DIR)/gpuschedctl:/usr/bin/gpuschedctl \
 	/usr/bin/genl-ctrl-list:/usr/bin/genl-ctrl-list \

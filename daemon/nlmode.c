@@ -29,6 +29,7 @@
 #include "dlog.h"
 #include "gs_abi.h"
 #include "genl.h"
+#include "labels.h"
 #include "metrics.h"
 #include "nlmode.h"
 #include "policy.h"
@@ -36,12 +37,21 @@
 #include "policyload.h"
 #include "rules.h"
 
+/* Where a client's GPUSCHED_LABEL is (labels.c reads it). */
+enum label_state {
+	LABEL_UNREAD,		/* no rule looked at labels yet */
+	LABEL_READING,
+	LABEL_READ,		/* in label; NULL: it has none */
+};
+
 struct client_ent {
 	uint64_t id;
 	uint32_t gpu;
 	uint32_t applied;	/* GPUSCHED_PARAM_* the daemon set */
 	uint64_t gen;		/* policy generation it was handled in */
 	enum gs_mem_admit admit;	/* mem_admission's; UNSET: not judged */
+	enum label_state label_state;
+	char *label;
 };
 
 struct gpu_ent {
@@ -66,6 +76,7 @@ static struct {
 	struct gpu_ent *gpus;
 	size_t nr_gpus;
 	bool family_new, resync;
+	int labels_fd;			/* labels.c's, for poll() */
 } D;
 
 /* --- the table of handled clients, sorted by id (ids only grow) --- */
@@ -115,12 +126,22 @@ static struct client_ent *client_add(uint64_t id)
 	return &D.clients[i];
 }
 
+/* What @e holds besides itself: its label, and its read if in line. */
+static void client_ent_free(struct client_ent *e)
+{
+	if (e->label_state == LABEL_READING)
+		gs_labels_forget(e->id);
+	free(e->label);
+	e->label = NULL;
+}
+
 static void client_del(uint64_t id)
 {
 	size_t i = client_pos(id);
 
 	if (i >= D.nr_clients || D.clients[i].id != id)
 		return;
+	client_ent_free(&D.clients[i]);
 	memmove(&D.clients[i], &D.clients[i + 1],
 		(D.nr_clients - i - 1) * sizeof(*D.clients));
 	D.nr_clients--;
@@ -402,6 +423,50 @@ static enum gs_mem_admit client_admit(const struct gs_client_rec *c,
 	return mode;
 }
 
+/* Does a rule of the policy look at labels? */
+static bool rules_want_label(void)
+{
+	for (size_t i = 0; D.pol && i < D.pol->nr_rules; i++)
+		if (D.pol->rules[i].match[GS_MATCH_LABEL].n)
+			return true;
+	return false;
+}
+
+/*
+ * @e's label into @p, for the rules: never read here (labels.c says why).
+ * The first time a rule looks at labels, its read starts, and the rules
+ * apply without it meanwhile; label_got() has them applied again.
+ */
+static void client_label(struct client_ent *e, const struct gs_client_rec *c,
+			 struct gs_proc *p)
+{
+	p->loaded |= 1U << GS_MATCH_LABEL;
+	if (e->label_state == LABEL_UNREAD && rules_want_label() &&
+	    gs_labels_want(c->id, (pid_t)c->pid, c->uid, 0))
+		e->label_state = LABEL_READING;
+	if (e->label) {
+		snprintf(p->label, sizeof(p->label), "%s", e->label);
+		p->known |= 1U << GS_MATCH_LABEL;
+	}
+}
+
+/* labels.c's answer for client @id: its rules apply again, at the resync. */
+static void label_got(uint64_t id, const char *label)
+{
+	struct client_ent *e = client_find(id);
+
+	if (!e || e->label_state != LABEL_READING)
+		return;
+	e->label_state = LABEL_READ;
+	if (!label)
+		return;
+	e->label = strdup(label);
+	if (!e->label)
+		return;
+	e->gen = 0;
+	D.resync = true;
+}
+
 /* Apply the policy in force to client @c, once per generation. */
 static void client_apply(const struct gs_client_rec *c)
 {
@@ -426,6 +491,7 @@ static void client_apply(const struct gs_client_rec *c)
 	gpu_apply(c->gpu);
 
 	gs_proc_init(&proc, (pid_t)c->pid, c->uid, c->gid, c->comm);
+	client_label(e, c, &proc);
 	r = gs_rules_match(D.pol, &proc);
 	gs_proc_release(&proc);
 	if (r) {
@@ -536,6 +602,8 @@ static void resync(void)
 			j++;
 		if (j < n && cl[j].id == D.clients[i].id)
 			D.clients[w++] = D.clients[i];
+		else
+			client_ent_free(&D.clients[i]);
 	}
 	D.nr_clients = w;
 	free(cl);
@@ -574,6 +642,8 @@ static int family_connect(void)
 	}
 	D.st.family = true;
 	/* Whatever we knew was about another incarnation of the module. */
+	for (size_t i = 0; i < D.nr_clients; i++)
+		client_ent_free(&D.clients[i]);
 	D.nr_clients = 0;
 	D.nr_gpus = 0;
 	gs_log(LOG_NOTICE, "connected to gpusched.ko");
@@ -690,7 +760,7 @@ bool gs_nlmode_wanted(int argc, char **argv)
 
 static int run(void)
 {
-	struct pollfd fds[2 + GS_METRICS_MAX_FDS];
+	struct pollfd fds[3 + GS_METRICS_MAX_FDS];
 	struct signalfd_siginfo si;
 	char err[512];
 	sigset_t mask;
@@ -707,6 +777,10 @@ static int run(void)
 		gs_log(LOG_ERR, "signalfd: %s", strerror(errno));
 		return 1;
 	}
+	/* After sigprocmask(): the readers' signals are blocked too. */
+	D.labels_fd = gs_labels_init();
+	if (D.labels_fd < 0)
+		goto out;
 	if (D.metrics_addr) {
 		D.metrics = gs_metrics_open(D.metrics_addr, gs_metrics_page_render,
 					    &metrics_page, err, sizeof(err));
@@ -729,12 +803,13 @@ static int run(void)
 	for (;;) {
 		fds[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		fds[1] = (struct pollfd){ .fd = gs_nl_events_fd(D.ev), .events = POLLIN };
-		nm = D.metrics ? gs_metrics_pollfds(D.metrics, fds + 2) : 0;
+		fds[2] = (struct pollfd){ .fd = D.labels_fd, .events = POLLIN };
+		nm = D.metrics ? gs_metrics_pollfds(D.metrics, fds + 3) : 0;
 		timeout = D.metrics ? gs_metrics_timeout_ms(D.metrics) : -1;
 		/* A failed resync (say, ENOMEM) is retried after a pause. */
 		if (D.resync && (timeout < 0 || timeout > 1000))
 			timeout = 1000;
-		if (poll(fds, 2 + nm, timeout) < 0) {
+		if (poll(fds, 3 + nm, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			gs_log(LOG_ERR, "poll: %s", strerror(errno));
@@ -745,6 +820,8 @@ static int run(void)
 			if (n)
 				gs_log(LOG_WARNING, "reading events: %s", strerror(-n));
 		}
+		if (fds[2].revents)
+			gs_labels_reap(label_got);
 		if (D.family_new) {
 			D.family_new = false;
 			if (family_connect())
@@ -753,7 +830,7 @@ static int run(void)
 		if (D.resync)
 			resync();
 		if (nm)
-			gs_metrics_process(D.metrics, fds + 2, nm);
+			gs_metrics_process(D.metrics, fds + 3, nm);
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				gs_log(LOG_NOTICE, "SIGHUP: reloading %s", D.config);

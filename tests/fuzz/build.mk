@@ -78,7 +78,7 @@ $(FUZZ_DIR)/lf-config: tests/fuzz/lf-config.c libgpusched/config.c \
 		libgpusched/memsize.c libgpusched/diag.c $(LIBGS_HDRS)
 $(FUZZ_DIR)/lf-arbiter: tests/fuzz/lf-arbiter.c tests/fuzz/one-holder.h daemon/arbiter.c \
 		daemon/arbiter_token.c daemon/arbiter_ctl.c daemon/arbiter_socket.c \
-		daemon/arbiter_closer.c daemon/arbiter_label.c \
+		daemon/arbiter_closer.c daemon/labels.c \
 		kmod/policy.c kmod/status.c kmod/mem.c daemon/policyfile.c daemon/policyload.c \
 		daemon/rules.c daemon/procfs.c daemon/knobs.c daemon/metrics.c daemon/nvml.c \
 		daemon/dlog.c \

@@ -28,6 +28,9 @@
 #define SPECIAL		"/tmp/gs-special"
 #define METRICS_PORT	9464
 #define APPLY_MS	100
+/* Opens of /proc/PID/environ wait while STALL exists (tests/host/'s preload). */
+#define STALL_SHIM	"/usr/lib/gpusched/libgs-stall-environ.so"
+#define STALL		"/tmp/gs-stall-environ"
 /* Where tests/vm/init keeps the module it loaded. */
 #define MODULE_FILE	"/gpusched.ko"
 
@@ -339,6 +342,54 @@ static bool client_params(struct nlt *t, unsigned int gpu, pid_t pid,
 	*weight = c.weight;
 	*class = c.class;
 	return true;
+}
+
+/*
+ * A label whose read does not end, as when the process mapped a FUSE file
+ * over its environment (here a preload holds the daemon's opens of
+ * /proc/PID/environ while STALL exists). The daemon used to read it in its
+ * loop, and no client got its rule until the read ended; now a thread of
+ * its own reads it. Meanwhile another client gets its rule within 100 ms,
+ * and the labelled one gets its own once the read ends.
+ */
+TEST_F(daemon, a_stalled_label_read_holds_up_nobody)
+{
+	struct child labelled, other;
+	long long us;
+	int fd;
+
+	if (access(STALL_SHIM, R_OK))
+		SKIP(return, "%s is not in the VM", STALL_SHIM);
+	ASSERT_EQ(0, kill(self->daemon, SIGTERM));
+	gs_wait(self->daemon);
+	fd = creat(STALL, 0644);
+	ASSERT_LE(0, fd);
+	close(fd);
+	unlink(STALL ".seen");
+	unlink(LOG);
+	ASSERT_EQ(0, setenv("LD_PRELOAD", STALL_SHIM, 1));
+	ASSERT_EQ(0, setenv("GS_STALL_ENVIRON", STALL, 1));
+	self->daemon = daemon_start();
+	unsetenv("LD_PRELOAD");
+	unsetenv("GS_STALL_ENVIRON");
+	ASSERT_LE(0, self->daemon);
+	ASSERT_TRUE(gs_wait_until(log_has("connected to gpusched.ko"), 10000));
+
+	ASSERT_EQ(0, child_start(&labelled, "/proc/self/exe", "inference", 400,
+				 GPUSCHED_CLASS_LATENCY, 0, 0));
+	/* Its label's read has begun, and waits. */
+	EXPECT_TRUE(gs_wait_until(!access(STALL ".seen", F_OK), 3000));
+	ASSERT_EQ(0, child_start(&other, "/proc/self/exe", NULL, 50,
+				 GPUSCHED_CLASS_BATCH, 0, 1234));
+	us = child_latency(&other);
+	EXPECT_LE(0, us) TH_LOG("user 1234: rule not applied within 3 s");
+	EXPECT_GE(APPLY_MS * 1000, us) TH_LOG("user 1234: %lld us", us);
+	unlink(STALL);
+	us = child_latency(&labelled);
+	EXPECT_LE(0, us) TH_LOG("label inference: rule not applied once the read ended");
+	child_stop(&other);
+	child_stop(&labelled);
+	unlink(STALL ".seen");
 }
 
 TEST_F(daemon, sighup_reapplies_a_changed_file)

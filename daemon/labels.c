@@ -5,12 +5,11 @@
  * The label is in the client's environment, and /proc/PID/environ is the
  * process's own memory: reading it faults in the pages there, and a
  * process may map over its environment a file whose reads block as long as
- * it likes (a FUSE file, a range of its userfaultfd). So the event loop
- * never reads it. label_want() starts a thread that reads it; the thread
- * hands the answer back through an eventfd, and label_reap() gives it to
- * the client (label_got()). An ATTACH whose rules look at labels is
- * answered once the label is read, or after LABEL_WAIT_NS without it
- * (arbiter_token.c); a label read later applies then, as a reload would.
+ * it likes (a FUSE file it serves). So an event loop never reads it:
+ * gs_labels_want() starts a thread that reads it, the thread hands the
+ * answer back through an eventfd, and gs_labels_reap() gives it to the
+ * loop. What the loop does until then is its own (the arbiter holds the
+ * ATTACH for a while, the netlink mode applies the rules without it).
  *
  * At most LABEL_READERS reads run at once, LABEL_READERS_UID of one user;
  * the others wait in line for one to end. A user whose reads block holds
@@ -19,16 +18,18 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "arbiter_int.h"
+#include "dlog.h"
+#include "labels.h"
 #include "rules.h"
 
-/* Reads at once, in all and of one user: the first well above the few a
- * burst of attaches needs, the second as many as a process's GPUs. */
+/* Reads at once, in all and of one user: the first well above what a
+ * burst of attaches needs, the second a process's contexts on 8 GPUs. */
 #define LABEL_READERS		32
 #define LABEL_READERS_UID	8
 /* A reader's stack: it reads into the heap. */
@@ -45,20 +46,22 @@ struct label_req {
 };
 
 /*
- * L.lock guards done, which the readers fill and label_reap() empties;
+ * L.lock guards done, which the readers fill and gs_labels_reap() empties;
  * the rest is the event loop's alone.
  */
 static struct {
 	pthread_mutex_t lock;
 	struct label_req *done;
 	int efd;
-	struct label_req *queue, **queue_tail;	/* waiting to start */
+	struct label_req *queue;	/* waiting to start, in order */
 	unsigned int running;
-	void *uids;			/* running reads per uid (uid_get()) */
+	struct {
+		uid_t uid;
+		unsigned int n;
+	} users[LABEL_READERS];		/* running reads per user; n 0: free */
 } L = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.efd = -1,
-	.queue_tail = &L.queue,
 };
 
 static void *reader(void *arg)
@@ -79,7 +82,7 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-int label_init(void)
+int gs_labels_init(void)
 {
 	L.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (L.efd < 0)
@@ -87,24 +90,43 @@ int label_init(void)
 	return L.efd;
 }
 
+/* @uid's slot in L.users, taken if @take and it has none; NULL: none. */
+static unsigned int *user_count(uid_t uid, bool take)
+{
+	unsigned int *free_n = NULL;
+
+	for (size_t i = 0; i < LABEL_READERS; i++) {
+		if (L.users[i].n && L.users[i].uid == uid)
+			return &L.users[i].n;
+		if (!L.users[i].n && !free_n) {
+			free_n = &L.users[i].n;
+			L.users[i].uid = uid;
+		}
+	}
+	return take ? free_n : NULL;
+}
+
 /* Start @r's reader; false if its user has as many as it may. */
 static bool start(struct label_req *r)
 {
+	unsigned int *n = user_count(r->uid, true);
 	pthread_attr_t attr;
 	pthread_t t;
 	int err;
 
-	if (uid_get(&L.uids, r->uid, LABEL_READERS_UID, false))
+	/* Fewer than LABEL_READERS run: a free slot is there. */
+	if (!n || *n >= LABEL_READERS_UID)
 		return false;
+	(*n)++;
+	L.running++;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, LABEL_STACK);
-	L.running++;
-	/* The signals stay blocked in the reader: sigprocmask() came first. */
+	/* Its signals are blocked: the event loop blocked them first. */
 	err = pthread_create(&t, &attr, reader, r);
 	pthread_attr_destroy(&attr);
 	if (err) {
-		/* Answered as a read that found nothing, by label_reap(). */
+		/* Answered as a read that found nothing. */
 		gs_log_limited(LOG_ERR, "a thread to read a label: %s", strerror(err));
 		pthread_mutex_lock(&L.lock);
 		r->next = L.done;
@@ -121,45 +143,36 @@ static void start_queued(void)
 	struct label_req **pp = &L.queue;
 
 	while (*pp && L.running < LABEL_READERS) {
-		struct label_req *r = *pp;
+		struct label_req *r = *pp, *next = r->next;
 
-		*pp = r->next;
-		if (!*pp)
-			L.queue_tail = pp;
-		r->next = NULL;
+		*pp = next;
 		if (start(r))
 			continue;
-		/* Its user has its reads running: put back, look further. */
-		r->next = *pp;
+		/* Its user has its reads running: back in line, look further. */
+		r->next = next;
 		*pp = r;
-		if (!r->next)
-			L.queue_tail = &r->next;
 		pp = &r->next;
 	}
 }
 
-void label_want(struct arb_client *c)
+bool gs_labels_want(uint64_t id, pid_t pid, uid_t uid, uint64_t start_time)
 {
-	struct label_req *r;
+	struct label_req *r = calloc(1, sizeof(*r)), **pp;
 
-	if (c->label_state != ARB_LABEL_UNREAD)
-		return;
-	r = calloc(1, sizeof(*r));
-	if (!r) {
-		c->label_state = ARB_LABEL_NONE;
-		return;
-	}
-	c->label_state = ARB_LABEL_READING;
-	r->id = c->id;
-	r->pid = c->cred.pid;
-	r->uid = c->cred.uid;
-	r->start = c->start;
-	*L.queue_tail = r;
-	L.queue_tail = &r->next;
+	if (!r)
+		return false;
+	r->id = id;
+	r->pid = pid;
+	r->uid = uid;
+	r->start = start_time;
+	for (pp = &L.queue; *pp; pp = &(*pp)->next)
+		;
+	*pp = r;
 	start_queued();
+	return true;
 }
 
-void label_reap(void)
+void gs_labels_reap(void (*got)(uint64_t id, const char *label))
 {
 	struct label_req *r;
 	eventfd_t n;
@@ -174,29 +187,25 @@ void label_reap(void)
 		struct label_req *next = r->next;
 
 		L.running--;
-		uid_put(&L.uids, r->uid);
-		label_got(r->id, r->found ? r->label : NULL);
+		(*user_count(r->uid, false))--;
+		got(r->id, r->found ? r->label : NULL);
 		free(r);
 		r = next;
 	}
 	start_queued();
 }
 
-void label_forget(uint64_t id)
+void gs_labels_forget(uint64_t id)
 {
-	struct label_req **pp = &L.queue;
+	struct label_req **pp;
 
-	while (*pp) {
+	for (pp = &L.queue; *pp; pp = &(*pp)->next) {
 		struct label_req *r = *pp;
 
-		if (r->id != id) {
-			pp = &r->next;
-			continue;
+		if (r->id == id) {
+			*pp = r->next;
+			free(r);
+			return;
 		}
-		*pp = r->next;
-		if (!*pp)
-			L.queue_tail = pp;
-		free(r);
-		return;
 	}
 }
