@@ -64,6 +64,16 @@ static struct {
 	.efd = -1,
 };
 
+/* @r is answered: to the event loop. Any thread. */
+static void done_put(struct label_req *r)
+{
+	pthread_mutex_lock(&L.lock);
+	r->next = L.done;
+	L.done = r;
+	eventfd_write(L.efd, 1);
+	pthread_mutex_unlock(&L.lock);
+}
+
 static void *reader(void *arg)
 {
 	struct label_req *r = arg;
@@ -74,11 +84,7 @@ static void *reader(void *arg)
 		r->found = false;
 		r->label[0] = '\0';
 	}
-	pthread_mutex_lock(&L.lock);
-	r->next = L.done;
-	L.done = r;
-	eventfd_write(L.efd, 1);
-	pthread_mutex_unlock(&L.lock);
+	done_put(r);
 	return NULL;
 }
 
@@ -128,11 +134,7 @@ static bool start(struct label_req *r)
 	if (err) {
 		/* Answered as a read that found nothing. */
 		gs_log_limited(LOG_ERR, "a thread to read a label: %s", strerror(err));
-		pthread_mutex_lock(&L.lock);
-		r->next = L.done;
-		L.done = r;
-		eventfd_write(L.efd, 1);
-		pthread_mutex_unlock(&L.lock);
+		done_put(r);
 	}
 	return true;
 }

@@ -76,11 +76,7 @@ PY
 GPUSCHED_LABEL=slow ARBWIRE_DIR=$(dirname "$0") python3 "$T/label.py" "$flag" \
 	>"$T/label.out" 2>"$T/label.err"
 r=$(cat "$T/label.out")
-has() {
-	for kv in "$@"; do
-		grep -q "\(^\| \)$kv\( \|$\)" "$T/label.out" || return 1
-	done
-}
+has() { has_kv "$T/label.out" "$@"; }
 stalled_ms=$(value stalled_ms "$T/label.out")
 other_ms=$(value other_ms "$T/label.out")
 plain_ms=$(value plain_ms "$T/label.out")

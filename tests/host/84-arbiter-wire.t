@@ -102,11 +102,7 @@ PY
 ARBWIRE_DIR=$(dirname "$0") python3 "$T/wire.py" >"$T/wire.out" 2>"$T/wire.err"
 r=$(cat "$T/wire.out")
 # has KEY=VALUE...: each is in the output.
-has() {
-	for kv in "$@"; do
-		grep -q "\(^\| \)$kv\( \|$\)" "$T/wire.out" || return 1
-	done
-}
+has() { has_kv "$T/wire.out" "$@"; }
 short_ms=$(value short_ms "$T/wire.out")
 check "an ACQUIRE timing out past the clock's end (2^64 - 1 ns) waits ($r)" \
 	has holder=0 waiter_attach=0 waits_max=1

@@ -128,11 +128,7 @@ victim() {
 	cat "$T/victim.out"
 }
 # has KEY=VALUE...: each is in the last victim's output.
-has() {
-	for kv in "$@"; do
-		grep -q "\(^\| \)$kv\( \|$\)" "$T/victim.out" || return 1
-	done
-}
+has() { has_kv "$T/victim.out" "$@"; }
 
 r=$(victim ctl)
 check "nobody lowers its cap, uses it and parks an ACQUIRE ($r)" \

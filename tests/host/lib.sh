@@ -242,6 +242,15 @@ start_at() {
 	echo $(( $(date +%s) * 1000000000 + 1500000000 ))
 }
 
+# has_kv FILE KEY=VALUE...: each pair is a word of FILE.
+has_kv() {
+	hk_file=$1
+	shift
+	for kv in "$@"; do
+		grep -q "\(^\| \)$kv\( \|$\)" "$hk_file" || return 1
+	done
+}
+
 # value KEY FILE: the value of KEY=value on the first line that has it
 # (FILE - for standard input).
 value() {
