@@ -165,7 +165,7 @@ void on_timer(void)
 			client_close(c, NULL);
 			continue;
 		}
-		if (c->attach_held && c->attach_deadline <= now) {
+		if (c->attach_held && !c->closed && c->attach_deadline <= now) {
 			gs_log_limited(LOG_WARNING, "gpu%u: pid %d: its environment was not read within %llu ms: attached without its label",
 				       c->dev->index, (int)c->cred.pid,
 				       LABEL_WAIT_NS / 1000000ull);
