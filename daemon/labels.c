@@ -37,7 +37,7 @@
 
 struct label_req {
 	struct label_req *next;
-	uint64_t id;			/* the client's */
+	uint64_t id;			/* the caller's number for it */
 	pid_t pid;
 	uid_t uid;
 	uint64_t start;			/* the process's; 0: not known */

@@ -16,17 +16,17 @@
 int gs_labels_init(void);
 
 /*
- * Read the label of client @id, process @pid of user @uid, started at
- * @start (gs_proc_start(); 0: not known). Its answer comes through
- * gs_labels_reap(), once; false: it cannot be read (out of memory), and
- * no answer comes.
+ * Read the label of process @pid of user @uid, started at @start
+ * (gs_proc_start(); 0: not known), as read @id, the caller's number for
+ * it, never used twice. The answer comes through gs_labels_reap(), once;
+ * false: it cannot be read (out of memory), and no answer comes.
  */
 bool gs_labels_want(uint64_t id, pid_t pid, uid_t uid, uint64_t start);
 
 /* Once the descriptor is readable: @got(@id, label or NULL: none) for each. */
 void gs_labels_reap(void (*got)(uint64_t id, const char *label));
 
-/* Client @id is gone: its read, if it waits in line, is not started. */
+/* Read @id is not wanted any more: if it waits in line, it is not started. */
 void gs_labels_forget(uint64_t id);
 
 #endif /* GSD_LABELS_H */

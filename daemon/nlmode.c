@@ -51,6 +51,7 @@ struct client_ent {
 	uint64_t gen;		/* policy generation it was handled in */
 	enum gs_mem_admit admit;	/* mem_admission's; UNSET: not judged */
 	enum label_state label_state;
+	uint64_t label_req;	/* its read's number (D.label_seq) */
 	char *label;
 };
 
@@ -77,6 +78,12 @@ static struct {
 	size_t nr_gpus;
 	bool family_new, resync;
 	int labels_fd;			/* labels.c's, for poll() */
+	/*
+	 * Label reads are numbered by us, not by client id: a module loaded
+	 * again numbers its clients afresh, while a read for one of the old
+	 * incarnation's may still end.
+	 */
+	uint64_t label_seq;
 } D;
 
 /* --- the table of handled clients, sorted by id (ids only grow) --- */
@@ -130,7 +137,7 @@ static struct client_ent *client_add(uint64_t id)
 static void client_ent_free(struct client_ent *e)
 {
 	if (e->label_state == LABEL_READING)
-		gs_labels_forget(e->id);
+		gs_labels_forget(e->label_req);
 	free(e->label);
 	e->label = NULL;
 }
@@ -442,20 +449,26 @@ static void client_label(struct client_ent *e, const struct gs_client_rec *c,
 {
 	p->loaded |= 1U << GS_MATCH_LABEL;
 	if (e->label_state == LABEL_UNREAD && rules_want_label() &&
-	    gs_labels_want(c->id, (pid_t)c->pid, c->uid, 0))
+	    gs_labels_want(D.label_seq + 1, (pid_t)c->pid, c->uid, 0)) {
+		e->label_req = ++D.label_seq;
 		e->label_state = LABEL_READING;
+	}
 	if (e->label) {
 		snprintf(p->label, sizeof(p->label), "%s", e->label);
 		p->known |= 1U << GS_MATCH_LABEL;
 	}
 }
 
-/* labels.c's answer for client @id: its rules apply again, at the resync. */
-static void label_got(uint64_t id, const char *label)
+/* labels.c's answer to read @req: its client's rules apply again, at the resync. */
+static void label_got(uint64_t req, const char *label)
 {
-	struct client_ent *e = client_find(id);
+	struct client_ent *e = NULL;
 
-	if (!e || e->label_state != LABEL_READING)
+	for (size_t i = 0; i < D.nr_clients && !e; i++)
+		if (D.clients[i].label_state == LABEL_READING &&
+		    D.clients[i].label_req == req)
+			e = &D.clients[i];
+	if (!e)
 		return;
 	e->label_state = LABEL_READ;
 	if (!label)
