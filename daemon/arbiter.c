@@ -296,18 +296,9 @@ static void client_admit(struct arb_client *c)
 		       c->dev->index, (int)c->cred.pid);
 }
 
-/* Does a rule of the policy look at labels? */
-static bool rules_want_label(void)
-{
-	for (size_t i = 0; A.pol && i < A.pol->nr_rules; i++)
-		if (A.pol->rules[i].match[GS_MATCH_LABEL].n)
-			return true;
-	return false;
-}
-
 bool client_label_due(struct arb_client *c)
 {
-	if (rules_want_label() && c->label_state == ARB_LABEL_UNREAD)
+	if (gs_policy_matches_labels(A.pol) && c->label_state == ARB_LABEL_UNREAD)
 		c->label_state = gs_labels_want(c->id, c->cred.pid, c->cred.uid,
 						c->start) ?
 				 ARB_LABEL_READING : ARB_LABEL_NONE;

@@ -430,15 +430,6 @@ static enum gs_mem_admit client_admit(const struct gs_client_rec *c,
 	return mode;
 }
 
-/* Does a rule of the policy look at labels? */
-static bool rules_want_label(void)
-{
-	for (size_t i = 0; D.pol && i < D.pol->nr_rules; i++)
-		if (D.pol->rules[i].match[GS_MATCH_LABEL].n)
-			return true;
-	return false;
-}
-
 /*
  * @e's label into @p, for the rules: never read here (labels.c says why).
  * The first time a rule looks at labels, its read starts, and the rules
@@ -448,7 +439,7 @@ static void client_label(struct client_ent *e, const struct gs_client_rec *c,
 			 struct gs_proc *p)
 {
 	p->loaded |= 1U << GS_MATCH_LABEL;
-	if (e->label_state == LABEL_UNREAD && rules_want_label() &&
+	if (e->label_state == LABEL_UNREAD && gs_policy_matches_labels(D.pol) &&
 	    gs_labels_want(D.label_seq + 1, (pid_t)c->pid, c->uid, 0)) {
 		e->label_req = ++D.label_seq;
 		e->label_state = LABEL_READING;

@@ -736,6 +736,14 @@ bool gs_policy_admits(const struct gs_policy *pol)
 	return false;
 }
 
+bool gs_policy_matches_labels(const struct gs_policy *pol)
+{
+	for (size_t i = 0; pol && i < pol->nr_rules; i++)
+		if (pol->rules[i].match[GS_MATCH_LABEL].n)
+			return true;
+	return false;
+}
+
 void gs_mem_admit_text(char *buf, size_t size, enum gs_mem_admit a,
 		       uint64_t total, uint64_t reserve, uint64_t others,
 		       uint64_t limit)

@@ -137,6 +137,9 @@ void gs_mem_admit_params(enum gs_mem_admit a, struct gpusched_params *p);
 /* Whether any GPU section of @pol sets mem_admission other than off. */
 bool gs_policy_admits(const struct gs_policy *pol);
 
+/* Whether a rule of @pol (NULL: none) looks at labels. */
+bool gs_policy_matches_labels(const struct gs_policy *pol);
+
 /*
  * What mem_admission did with a client, for the log: "a limit of 3G beside
  * 6G of others' would pass the 7G the GPU has less its reserve: refused
